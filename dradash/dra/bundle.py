@@ -1,0 +1,316 @@
+"""Read bundles: what ``kubectl get … -o json|yaml`` prints, JSON arrays, single objects, YAML
+streams, plus an optional ``dradash.io/v1 SnapshotInfo``; and write them back.
+
+Parsing is all-or-nothing: any problem raises BundleError naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from dradash.dra.kinds import (
+    REFUSED_KINDS,
+    ObjectKey,
+    UnsupportedVersion,
+    kind_of,
+    object_key,
+)
+
+INFO_API_VERSION = "dradash.io/v1"
+INFO_KIND = "SnapshotInfo"
+# Fields of SnapshotInfo.spec and the types they must have.
+INFO_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "cluster": str,
+    "capturedAt": str,
+    "serverVersion": str,
+    "apiVersions": list,
+    "kinds": dict,  # {"Pod": {"status": "ok", "message": ""}, ...}
+    "ignored": dict,  # {"apps/v1 Deployment": 2}
+}
+# How a kind fared when the snapshot was taken. The last three make a snapshot partial.
+KIND_STATUSES = ("ok", "absent", "forbidden", "not-found", "error")
+PROBLEM_STATUSES = frozenset({"forbidden", "not-found", "error"})
+
+
+# Kinds whose apiVersion may be left out: each has a single stable version.
+DEFAULT_API_VERSIONS = {
+    "Pod": "v1",
+    "Node": "v1",
+    "Namespace": "v1",
+    "Job": "batch/v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+}
+
+
+class BundleError(ValueError):
+    def __init__(self, filename: str, problem: str) -> None:
+        super().__init__(f"{filename}: {problem}")
+        self.filename = filename
+        self.problem = problem
+
+
+@dataclass
+class Bundle:
+    objects: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # SnapshotInfo.spec, {} when absent
+    ignored: Counter[str] = field(default_factory=Counter)  # "apps/v1 Deployment" -> count
+    _origin: dict[ObjectKey, str] = field(default_factory=dict, repr=False)
+
+
+def parse_bundle(files: Iterable[tuple[str, bytes]], *, max_bytes: int) -> Bundle:
+    """Parse several files into one bundle. Raises BundleError."""
+    bundle = Bundle()
+    info_from = ""
+    for filename, data in files:
+        if len(data) > max_bytes:
+            raise BundleError(
+                filename, f"file is {len(data):,} bytes, over the limit of {max_bytes:,} bytes"
+            )
+        for where, obj in _objects(filename, data):
+            if _is_info(obj):
+                spec = _check_info(filename, where, obj)
+                if bundle.info and spec != bundle.info:
+                    raise BundleError(
+                        filename,
+                        f"{where}: a second, different SnapshotInfo (first in {info_from})",
+                    )
+                bundle.info, info_from = spec, filename
+                continue
+            _add(bundle, filename, where, obj)
+    return bundle
+
+
+def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None:
+    kind_name = obj["kind"]
+    name = obj["metadata"]["name"]
+    if kind_name in REFUSED_KINDS:
+        raise BundleError(
+            filename,
+            f"{where}: {kind_name} {name!r}: dradash never stores Secrets or ConfigMaps; "
+            "remove them from the bundle",
+        )
+    try:
+        kind = kind_of(obj)
+    except UnsupportedVersion:
+        kind = None  # e.g. classic DRA (resource.k8s.io/v1alpha2): counted, not read
+    if kind is None:
+        bundle.ignored[f"{obj['apiVersion']} {kind_name}"] += 1
+        return
+    for part in ("spec", "status"):
+        if obj.get(part) is not None and not isinstance(obj[part], dict):
+            raise BundleError(filename, f"{where}: {kind_name} {name}: {part} is not a mapping")
+    key = object_key(kind, obj)
+    previous = bundle.objects.get(key)
+    if previous is not None and previous != obj:
+        namespace = f"{key[1]}/" if key[1] else ""
+        raise BundleError(
+            filename,
+            f"{where}: {kind_name} {namespace}{name} differs from the one in "
+            f"{bundle._origin[key]}; a bundle holds each object once",
+        )
+    bundle.objects[key] = obj
+    bundle._origin.setdefault(key, filename)
+
+
+def _is_info(obj: dict[str, Any]) -> bool:
+    return obj.get("apiVersion") == INFO_API_VERSION and obj.get("kind") == INFO_KIND
+
+
+def _check_info(filename: str, where: str, obj: dict[str, Any]) -> dict[str, Any]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        raise BundleError(filename, f"{where}: SnapshotInfo has no spec mapping")
+    for name, typ in INFO_FIELDS.items():
+        if name in spec and spec[name] is not None and not isinstance(spec[name], typ):
+            raise BundleError(filename, f"{where}: SnapshotInfo spec.{name} has the wrong type")
+    unknown = sorted(set(spec) - set(INFO_FIELDS))
+    if unknown:
+        raise BundleError(filename, f"{where}: SnapshotInfo has unknown fields {unknown}")
+    if not all(isinstance(v, str) for v in spec.get("apiVersions") or []):
+        raise BundleError(filename, f"{where}: SnapshotInfo spec.apiVersions must be strings")
+    for kind, entry in (spec.get("kinds") or {}).items():
+        if not isinstance(entry, dict) or entry.get("status") not in KIND_STATUSES:
+            raise BundleError(
+                filename,
+                f"{where}: SnapshotInfo spec.kinds.{kind} needs a status, one of "
+                + ", ".join(KIND_STATUSES),
+            )
+        if not isinstance(entry.get("message", ""), str):
+            raise BundleError(filename, f"{where}: SnapshotInfo spec.kinds.{kind}.message")
+    for key, count in (spec.get("ignored") or {}).items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise BundleError(filename, f"{where}: SnapshotInfo spec.ignored.{key} is not a count")
+    return spec
+
+
+# --- reading documents -------------------------------------------------------------------
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML that keeps timestamps as the strings Kubernetes sends."""
+
+
+_Loader.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
+)
+
+
+def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield (where, object) for every object in one file, Lists expanded."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BundleError(filename, f"not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise BundleError(filename, "the file is empty")
+    documents = _json_documents(filename, text) if text.lstrip()[:1] in "{[" else None
+    if documents is None:
+        documents = _yaml_documents(filename, text)
+    if all(doc is None for doc in documents):
+        raise BundleError(filename, "no Kubernetes objects found")
+    for index, doc in enumerate(documents, start=1):
+        where = f"document {index}"
+        if doc is None:
+            continue
+        _check_plain(filename, where, doc)
+        items = doc if isinstance(doc, list) else [doc]
+        for position, item in enumerate(items, start=1):
+            item_where = f"{where}, item {position}" if isinstance(doc, list) else where
+            yield from _expand(filename, item_where, item)
+
+
+def _json_documents(filename: str, text: str) -> list[Any]:
+    try:
+        return [json.loads(text)]
+    except json.JSONDecodeError as exc:
+        problem = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
+        raise BundleError(
+            filename, f"{problem}: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except RecursionError:
+        raise BundleError(filename, "JSON is nested too deeply") from None
+
+
+def _yaml_documents(filename: str, text: str) -> list[Any]:
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 (a safe loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        hint = "; it looks like a Helm or Go template: render it first" if "{{" in text else ""
+        raise BundleError(
+            filename, f"invalid YAML: {exc.problem or exc.context}{at}{hint}"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise BundleError(filename, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise BundleError(filename, "YAML is nested too deeply") from None
+
+
+def _expand(filename: str, where: str, item: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    if not isinstance(item, dict):
+        raise BundleError(
+            filename, f"{where} is not a Kubernetes object (a {_type_name(item)}, not a mapping)"
+        )
+    kind = item.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(item.get("items"), list):
+        # kubectl prints "List"; the API server prints typed lists ("ResourceSliceList")
+        # whose items carry no kind or apiVersion of their own.
+        item_kind = kind[: -len("List")]
+        for position, sub in enumerate(item["items"], start=1):
+            sub_where = f"{where}, {kind} item {position}"
+            if isinstance(sub, dict) and item_kind and "kind" not in sub:
+                sub = {"apiVersion": item.get("apiVersion"), "kind": item_kind, **sub}
+            if isinstance(sub, dict) and isinstance(sub.get("items"), list):
+                raise BundleError(filename, f"{sub_where} is a list inside a list")
+            yield from _expand(filename, sub_where, sub)
+        return
+    _check_object(filename, where, item)
+    yield where, item
+
+
+def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise BundleError(filename, f"{where} has no kind; is it a Kubernetes object?")
+    if "apiVersion" not in obj and kind in DEFAULT_API_VERSIONS:
+        # Hand-written manifests sometimes omit it; these kinds have only one.
+        obj["apiVersion"] = DEFAULT_API_VERSIONS[kind]
+    if not isinstance(obj.get("apiVersion"), str) or not obj["apiVersion"]:
+        raise BundleError(filename, f"{where}: {kind} has no apiVersion")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        raise BundleError(filename, f"{where}: {kind} has no metadata")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        hint = (
+            " (only generateName, as in a manifest for kubectl create)"
+            if "generateName" in meta
+            else ""
+        )
+        raise BundleError(filename, f"{where}: {kind} has no metadata.name{hint}")
+    namespace = meta.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        raise BundleError(filename, f"{where}: {kind} {name}: metadata.namespace is not a string")
+
+
+def _check_plain(filename: str, where: str, doc: Any) -> None:
+    """Refuse what JSON cannot hold: non-string keys, NaN, binary, sets, shared YAML nodes."""
+    seen: set[int] = set()
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict | list):
+            if id(value) in seen:
+                raise BundleError(filename, f"{where} uses YAML anchors or aliases; expand them")
+            seen.add(id(value))
+            if isinstance(value, dict):
+                for key in value:
+                    if not isinstance(key, str):
+                        raise BundleError(
+                            filename, f"{where} has a key that is not a string: {key!r}"
+                        )
+                stack.extend(value.values())
+            else:
+                stack.extend(value)
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise BundleError(filename, f"{where} has a number JSON cannot hold ({value})")
+        elif not (value is None or isinstance(value, str | int | bool)):
+            raise BundleError(
+                filename, f"{where} has a value JSON cannot hold (a {_type_name(value)})"
+            )
+
+
+def _type_name(value: Any) -> str:
+    return {str: "string", int: "number", float: "number", bool: "boolean", list: "list"}.get(
+        type(value), type(value).__name__
+    )
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def info_object(spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": INFO_API_VERSION,
+        "kind": INFO_KIND,
+        "metadata": {"name": spec.get("cluster") or "snapshot"},
+        "spec": spec,
+    }
+
+
+def write_bundle(info: dict[str, Any], objects: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """The bundle as chunks of JSON text: a kubectl-style List, SnapshotInfo first."""
+    yield '{"apiVersion":"v1","kind":"List","metadata":{},"items":[\n'
+    yield json.dumps(info_object(info), ensure_ascii=False)
+    for obj in objects:
+        yield ",\n"
+        yield json.dumps(obj, ensure_ascii=False)
+    yield "\n]}\n"

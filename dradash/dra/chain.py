@@ -1,0 +1,308 @@
+"""The object chain as plain data: Pod → claims (template → generated claim) → requests →
+allocation results → device → ResourceSlice and pool → Node.
+
+Pages render it and the API returns it, so everything here is JSON-serialisable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dradash.dra.fields import dig, mapping, mappings, text
+from dradash.dra.objects import (
+    AllocationResult,
+    Device,
+    DeviceRequestSpec,
+    Event,
+    Node,
+    Pod,
+    PodClaimRef,
+    ResourceClaim,
+    ResourceClaimTemplate,
+)
+from dradash.dra.state import ClusterState
+
+
+def pod_chain(state: ClusterState, pod: Pod) -> dict[str, Any]:
+    return {
+        "pod": pod_summary(pod),
+        "node": node_summary(pod.node) if pod.node else None,
+        "claims": [claim_ref_chain(state, ref) for ref in pod.claim_refs],
+        "events": events(pod.events),
+    }
+
+
+def claim_ref_chain(state: ClusterState, ref: PodClaimRef) -> dict[str, Any]:
+    return {
+        "name": ref.name,
+        "source": ref.source,
+        "status": ref.status,
+        "claim_name": ref.claim_name,
+        "template_name": ref.template_name,
+        "template_exists": ref.template is not None,
+        "template": template_summary(state, ref.template) if ref.template else None,
+        "containers": [{"container": c, "request": r} for c, r in ref.containers],
+        "message": claim_ref_message(ref),
+        "claim": claim_chain(state, ref.claim) if ref.claim else None,
+    }
+
+
+def claim_ref_message(ref: PodClaimRef) -> str:
+    """One sentence on how a Pod's claim reference resolved (empty when it did)."""
+    ns = ref.pod.namespace
+    match ref.status:
+        case "claim-missing":
+            return f"ResourceClaim {ns}/{ref.claim_name} does not exist."
+        case "template-missing":
+            return (
+                f"ResourceClaimTemplate {ns}/{ref.template_name} does not exist, "
+                "so no claim can be generated for this Pod."
+            )
+        case "not-created":
+            return (
+                f"No claim has been generated from template {ref.template_name} yet: "
+                f"the Pod's status.resourceClaimStatuses has no entry for {ref.name!r}."
+            )
+        case "not-owned":
+            owner = _owner_ref_name(ref.claim) if ref.claim else None
+            return (
+                f"ResourceClaim {ns}/{ref.claim_name} was not created for this Pod "
+                f"(its owner is {owner or 'not a Pod'})."
+            )
+        case "not-needed":
+            return "The resourceclaim controller recorded that no claim is needed."
+        case "invalid":
+            return "Neither resourceClaimName nor resourceClaimTemplateName is set."
+    return ""
+
+
+def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
+    allocation = claim.allocation
+    return {
+        "claim": {
+            "namespace": claim.namespace,
+            "name": claim.name,
+            "uid": claim.uid,
+            "api_version": claim.api_version,
+            "created": claim.created,
+            "state": claim.state,
+            "deleting": claim.deleting,
+            "finalizers": claim.finalizers,
+            "pod_claim_name": claim.pod_claim_name,
+            "owner_pod": claim.owner_pod.name if claim.owner_pod else None,
+            "owner_pod_ref": _owner_ref_name(claim),
+            "template": claim.template.name if claim.template else None,
+        },
+        "requests": requests(state, claim.requests),
+        "constraints": claim.constraints,
+        "config": claim.config,
+        "allocation": None
+        if allocation is None
+        else {
+            "node_selector": claim.allocation_node_selector,
+            "nodes": state.allocation_nodes(claim),
+            "timestamp": text(allocation.get("allocationTimestamp")),
+            "results": [result_chain(state, r) for r in claim.results],
+            "config": mappings(dig(allocation, "devices", "config")),
+        },
+        "reserved_for": [
+            {
+                "resource": c.resource,
+                "name": c.name,
+                "uid": c.uid,
+                "pod_exists": c.pod is not None,
+                "phase": c.pod.phase if c.pod else None,
+                "node": c.pod.node_name if c.pod else None,
+            }
+            for c in claim.consumers
+        ],
+        "pods": [{"namespace": p.namespace, "name": p.name, "phase": p.phase} for p in claim.pods],
+        "events": events(claim.events),
+    }
+
+
+def template_summary(state: ClusterState, template: ResourceClaimTemplate) -> dict[str, Any]:
+    return {
+        "namespace": template.namespace,
+        "name": template.name,
+        "claims": [c.name for c in template.claims],
+        "requests": requests(state, template.requests),
+        "constraints": template.constraints,
+    }
+
+
+def requests(state: ClusterState, reqs: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": r.name,
+            "type": "exactly" if r.exactly is not None else "firstAvailable",
+            "alternatives": [_request_spec(state, name, spec) for name, spec in r.alternatives],
+        }
+        for r in reqs
+    ]
+
+
+def _request_spec(state: ClusterState, name: str, spec: DeviceRequestSpec) -> dict[str, Any]:
+    device_class = state.classes.get(spec.device_class_name)
+    return {
+        "name": name,
+        "device_class": spec.device_class_name,
+        "class_exists": device_class is not None,
+        "class_selectors": device_class.selectors if device_class else [],
+        "selectors": spec.selectors,
+        "allocation_mode": spec.allocation_mode,
+        "count": spec.count,
+        "admin_access": spec.admin_access,
+        "tolerations": spec.tolerations,
+        "capacity": spec.capacity,
+    }
+
+
+def result_chain(state: ClusterState, result: AllocationResult) -> dict[str, Any]:
+    device = result.device
+    status = result.device_status or {}
+    return {
+        "request": result.request,
+        "driver": result.driver,
+        "pool": result.pool,
+        "device": result.device_name,
+        "admin_access": result.admin_access,
+        "share_id": result.share_id,
+        "binding_conditions": result.binding_conditions,
+        "found": device is not None,
+        "details": device_summary(state, device, exclude=result) if device else None,
+        "status": {
+            "conditions": mappings(status.get("conditions")),
+            "network_data": mapping(status.get("networkData")),
+        }
+        if status
+        else None,
+    }
+
+
+def device_summary(
+    state: ClusterState, device: Device, exclude: AllocationResult | None = None
+) -> dict[str, Any]:
+    slice_ = device.slice
+    pool = slice_.pool
+    node = state.nodes.get(device.node_name) if device.node_name else None
+    return {
+        "driver": device.driver,
+        "pool": device.pool_name,
+        "name": device.name,
+        "attributes": {
+            name: {"type": t, "value": v}
+            for name, value in sorted(device.attributes.items())
+            for t, v in list(value.items())[:1]
+        },
+        "capacity": {name: value.get("value") for name, value in sorted(device.capacity.items())},
+        "taints": device.taints,
+        "allow_multiple_allocations": device.allow_multiple_allocations,
+        "binding_conditions": device.binding_conditions,
+        "node": device.node_name or None,
+        "node_exists": node is not None,
+        "node_summary": node_summary(node) if node else None,
+        "slice": {
+            "name": slice_.name,
+            "generation": slice_.generation,
+            "node_access": slice_.node_access,
+            "current": slice_.current,
+        },
+        "pool_info": {
+            "driver": pool.driver,
+            "name": pool.name,
+            "generation": pool.generation,
+            "slices": len(pool.slices),
+            "resource_slice_count": pool.resource_slice_count,
+            "complete": pool.complete,
+            "valid": pool.valid,
+            "stale_slices": len(pool.stale_slices),
+            "devices": len(pool.devices),
+        }
+        if pool
+        else None,
+        "other_allocations": [
+            {"namespace": a.claim.namespace, "claim": a.claim.name, "request": a.request}
+            for a in device.allocations
+            if a is not exclude
+        ],
+    }
+
+
+def pod_summary(pod: Pod) -> dict[str, Any]:
+    spec = pod.spec
+    return {
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+        "phase": pod.phase,
+        "created": pod.created,
+        "deleting": pod.deleting,
+        "node_name": pod.node_name or None,
+        "nominated_node": text(pod.status.get("nominatedNodeName")) or None,
+        "reason": text(pod.status.get("reason")),
+        "message": text(pod.status.get("message")),
+        "conditions": pod.conditions,
+        "scheduling_gates": pod.scheduling_gates,
+        "priority_class": pod.priority_class_name,
+        "priority": pod.priority,
+        "scheduler": text(spec.get("schedulerName")) or "default-scheduler",
+        "node_selector": mapping(spec.get("nodeSelector")),
+        "affinity": mapping(spec.get("affinity")),
+        "tolerations": mappings(spec.get("tolerations")),
+        "owner": _owner(pod),
+        "containers": [
+            {
+                "name": c.name,
+                "init": c.init,
+                "sidecar": c.sidecar,
+                "image": c.image,
+                "claims": [{"name": n, "request": r} for n, r in c.claims],
+                "state": c.state[0],
+                "state_details": c.state[1],
+                "last_state": c.last_state[0],
+                "last_state_details": c.last_state[1],
+                "ready": c.ready,
+                "restart_count": c.restart_count,
+            }
+            for c in pod.containers
+        ],
+        "extended_resource_claim": pod.extended_resource_claim or None,
+    }
+
+
+def node_summary(node: Node) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "ready": node.ready,
+        "unschedulable": node.unschedulable,
+        "taints": node.taints,
+        "labels": node.labels,
+        "slices": [s.name for s in node.slices],
+    }
+
+
+def events(items: list[Event]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": e.type,
+            "reason": e.reason,
+            "message": e.message,
+            "count": e.count,
+            "last_seen": e.last_seen,
+            "source": e.source,
+        }
+        for e in items
+    ]
+
+
+def _owner(pod: Pod) -> dict[str, str] | None:
+    for ref in pod.owner_references:
+        if ref.get("controller") is True:
+            return {"kind": text(ref.get("kind")), "name": text(ref.get("name"))}
+    return None
+
+
+def _owner_ref_name(claim: ResourceClaim) -> str | None:
+    owner = claim.controller_owner("Pod")
+    return text(owner.get("name")) if owner else None

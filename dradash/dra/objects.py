@@ -1,0 +1,758 @@
+"""Typed views over the raw objects of one snapshot.
+
+Each class wraps the raw (v1-normalised) dict and exposes the fields dradash reads; the relations
+between objects (``pod.claim_refs``, ``claim.results[i].device``, ``device.slice.pool`` …) are
+filled in by ``ClusterState``. Nothing here raises on a missing or mistyped field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from dradash.dra.fields import dig, items, mapping, mappings, number, strings, text
+
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+
+
+class Resource:
+    kind: ClassVar[str] = ""
+    namespaced: ClassVar[bool] = True
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        self.raw = raw
+        self.api_version = api_version or text(raw.get("apiVersion"))
+        self.events: list[Event] = []
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return mapping(self.raw.get("metadata"))
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return mapping(self.raw.get("spec"))
+
+    @property
+    def status(self) -> dict[str, Any]:
+        return mapping(self.raw.get("status"))
+
+    @property
+    def name(self) -> str:
+        return text(self.metadata.get("name"))
+
+    @property
+    def namespace(self) -> str:
+        return (text(self.metadata.get("namespace")) or "default") if self.namespaced else ""
+
+    @property
+    def uid(self) -> str:
+        return text(self.metadata.get("uid"))
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {k: v for k, v in mapping(self.metadata.get("labels")).items() if isinstance(v, str)}
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        return {
+            k: v for k, v in mapping(self.metadata.get("annotations")).items() if isinstance(v, str)
+        }
+
+    @property
+    def created(self) -> str:
+        return text(self.metadata.get("creationTimestamp"))
+
+    @property
+    def deleting(self) -> bool:
+        return bool(self.metadata.get("deletionTimestamp"))
+
+    @property
+    def finalizers(self) -> list[str]:
+        return strings(self.metadata.get("finalizers"))
+
+    @property
+    def owner_references(self) -> list[dict[str, Any]]:
+        return mappings(self.metadata.get("ownerReferences"))
+
+    def controller_owner(self, kind: str) -> dict[str, Any] | None:
+        for ref in self.owner_references:
+            if ref.get("controller") is True and ref.get("kind") == kind:
+                return ref
+        return None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name`` or ``name``, as kubectl prints it."""
+        return f"{self.namespace}/{self.name}" if self.namespaced else self.name
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.ref}>"
+
+
+# --- core objects ------------------------------------------------------------------------
+
+
+class Namespace(Resource):
+    kind = "Namespace"
+    namespaced = False
+
+
+class PriorityClass(Resource):
+    kind = "PriorityClass"
+    namespaced = False
+
+    @property
+    def value(self) -> int:
+        return number(self.raw.get("value"))
+
+
+class Node(Resource):
+    kind = "Node"
+    namespaced = False
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.slices: list[ResourceSlice] = []  # slices whose devices this node can reach
+        self.pods: list[Pod] = []
+
+    @property
+    def taints(self) -> list[dict[str, Any]]:
+        return mappings(self.spec.get("taints"))
+
+    @property
+    def unschedulable(self) -> bool:
+        return self.spec.get("unschedulable") is True
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        return mappings(self.status.get("conditions"))
+
+    @property
+    def ready(self) -> bool | None:
+        for c in self.conditions:
+            if c.get("type") == "Ready":
+                return c.get("status") == "True"
+        return None
+
+    @property
+    def local_devices(self) -> list[Device]:
+        return [d for s in self.slices if s.node_name == self.name for d in s.devices]
+
+
+@dataclass
+class Container:
+    name: str
+    init: bool
+    image: str
+    claims: list[tuple[str, str]]  # (pod claim name, request name or "")
+    status: dict[str, Any]
+    sidecar: bool = False
+
+    @property
+    def state(self) -> tuple[str, dict[str, Any]]:
+        """("running" | "waiting" | "terminated" | "", details) of the current state."""
+        for name, details in mapping(self.status.get("state")).items():
+            if isinstance(details, dict):
+                return name, details
+        return "", {}
+
+    @property
+    def last_state(self) -> tuple[str, dict[str, Any]]:
+        for name, details in mapping(self.status.get("lastState")).items():
+            if isinstance(details, dict):
+                return name, details
+        return "", {}
+
+    @property
+    def ready(self) -> bool:
+        return self.status.get("ready") is True
+
+    @property
+    def restart_count(self) -> int:
+        return number(self.status.get("restartCount"))
+
+
+@dataclass
+class PodClaimRef:
+    """One entry of a Pod's spec.resourceClaims (or its extended-resource claim), resolved.
+
+    ``status`` says how the reference resolved:
+    ``ok`` · ``claim-missing`` (the named claim does not exist) · ``template-missing`` ·
+    ``not-created`` (template exists, no claim generated yet) · ``not-owned`` (the generated claim
+    belongs to another Pod) · ``not-needed`` (the controller decided no claim is needed) ·
+    ``invalid`` (neither resourceClaimName nor resourceClaimTemplateName).
+    """
+
+    pod: Pod
+    name: str
+    source: str  # "claim" | "template" | "extended-resource"
+    claim_name: str = ""  # the claim the Pod uses, once known
+    template_name: str = ""
+    status: str = "ok"
+    claim: ResourceClaim | None = None
+    template: ResourceClaimTemplate | None = None
+    containers: list[tuple[str, str]] = field(default_factory=list)  # (container, request)
+
+
+class Pod(Resource):
+    kind = "Pod"
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.claim_refs: list[PodClaimRef] = []
+        self.node: Node | None = None
+        self.job: Job | None = None
+
+    @property
+    def phase(self) -> str:
+        return text(self.status.get("phase")) or "Unknown"
+
+    @property
+    def node_name(self) -> str:
+        return text(self.spec.get("nodeName"))
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        return mappings(self.status.get("conditions"))
+
+    def condition(self, type_: str) -> dict[str, Any] | None:
+        for c in self.conditions:
+            if c.get("type") == type_:
+                return c
+        return None
+
+    @property
+    def scheduling_gates(self) -> list[str]:
+        return [text(g.get("name")) for g in mappings(self.spec.get("schedulingGates"))]
+
+    @property
+    def priority_class_name(self) -> str:
+        return text(self.spec.get("priorityClassName"))
+
+    @property
+    def priority(self) -> int:
+        return number(self.spec.get("priority"))
+
+    @property
+    def resource_claims(self) -> list[dict[str, Any]]:
+        return mappings(self.spec.get("resourceClaims"))
+
+    @property
+    def extended_resource_claim(self) -> dict[str, Any]:
+        return mapping(self.status.get("extendedResourceClaimStatus"))
+
+    @property
+    def uses_dra(self) -> bool:
+        return bool(self.resource_claims or self.extended_resource_claim)
+
+    @property
+    def containers(self) -> list[Container]:
+        statuses: dict[tuple[bool, str], dict[str, Any]] = {}
+        for init, field_name in ((True, "initContainerStatuses"), (False, "containerStatuses")):
+            for s in mappings(self.status.get(field_name)):
+                statuses[(init, text(s.get("name")))] = s
+        out = []
+        for init, field_name in ((True, "initContainers"), (False, "containers")):
+            for c in mappings(self.spec.get(field_name)):
+                name = text(c.get("name"))
+                claims = [
+                    (text(r.get("name")), text(r.get("request")))
+                    for r in mappings(dig(c, "resources", "claims"))
+                ]
+                out.append(
+                    Container(
+                        name=name,
+                        init=init,
+                        image=text(c.get("image")),
+                        claims=claims,
+                        status=statuses.get((init, name), {}),
+                        sidecar=init and c.get("restartPolicy") == "Always",
+                    )
+                )
+        return out
+
+    @property
+    def claims(self) -> list[ResourceClaim]:
+        return [r.claim for r in self.claim_refs if r.claim is not None]
+
+
+class Job(Resource):
+    kind = "Job"
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.pods: list[Pod] = []
+
+    @property
+    def parallelism(self) -> int:
+        return number(self.spec.get("parallelism"), 1)
+
+    @property
+    def completions(self) -> int | None:
+        value = self.spec.get("completions")
+        return number(value) if value is not None else None
+
+
+class Event(Resource):
+    """A core/v1 or events.k8s.io/v1 Event, read the same way."""
+
+    kind = "Event"
+
+    @property
+    def involved(self) -> dict[str, Any]:
+        return mapping(self.raw.get("involvedObject") or self.raw.get("regarding"))
+
+    @property
+    def involved_key(self) -> tuple[str, str, str]:
+        obj = self.involved
+        kind = text(obj.get("kind"))
+        namespace = text(obj.get("namespace"))
+        if kind in ("Node", "ResourceSlice", "DeviceClass", "Namespace"):
+            namespace = ""
+        return (kind, namespace, text(obj.get("name")))
+
+    @property
+    def type(self) -> str:
+        return text(self.raw.get("type"))
+
+    @property
+    def reason(self) -> str:
+        return text(self.raw.get("reason"))
+
+    @property
+    def message(self) -> str:
+        return text(self.raw.get("message") or self.raw.get("note"))
+
+    @property
+    def count(self) -> int:
+        series = mapping(self.raw.get("series"))
+        return number(
+            self.raw.get("count") or series.get("count") or self.raw.get("deprecatedCount"), 1
+        )
+
+    @property
+    def last_seen(self) -> str:
+        series = mapping(self.raw.get("series"))
+        return text(
+            series.get("lastObservedTime")
+            or self.raw.get("lastTimestamp")
+            or self.raw.get("eventTime")
+            or self.raw.get("firstTimestamp")
+            or self.created
+        )
+
+    @property
+    def source(self) -> str:
+        return text(
+            dig(self.raw, "source", "component")
+            or self.raw.get("reportingController")
+            or self.raw.get("reportingComponent")
+        )
+
+
+# --- resource.k8s.io ---------------------------------------------------------------------
+
+
+@dataclass
+class DeviceRequestSpec:
+    """What one request (or firstAvailable subrequest) asks for."""
+
+    device_class_name: str
+    selectors: list[str | None]  # CEL expressions; None for a selector without one
+    allocation_mode: str
+    count: int
+    admin_access: bool
+    tolerations: list[dict[str, Any]]
+    capacity: dict[str, Any]
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any]) -> DeviceRequestSpec:
+        mode = text(raw.get("allocationMode")) or "ExactCount"
+        return cls(
+            device_class_name=text(raw.get("deviceClassName")),
+            selectors=[
+                expr if isinstance(expr := dig(s, "cel", "expression"), str) else None
+                for s in items(raw.get("selectors"))
+            ],
+            allocation_mode=mode,
+            count=number(raw.get("count"), 1) if mode == "ExactCount" else 0,
+            admin_access=raw.get("adminAccess") is True,
+            tolerations=mappings(raw.get("tolerations")),
+            capacity=mapping(dig(raw, "capacity", "requests")),
+        )
+
+
+@dataclass
+class Request:
+    name: str
+    exactly: DeviceRequestSpec | None
+    first_available: list[tuple[str, DeviceRequestSpec]]  # (subrequest name, spec)
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any]) -> Request:
+        exactly = raw.get("exactly")
+        return cls(
+            name=text(raw.get("name")),
+            exactly=DeviceRequestSpec.parse(exactly) if isinstance(exactly, dict) else None,
+            first_available=[
+                (text(sub.get("name")), DeviceRequestSpec.parse(sub))
+                for sub in mappings(raw.get("firstAvailable"))
+            ],
+        )
+
+    @property
+    def alternatives(self) -> list[tuple[str, DeviceRequestSpec]]:
+        """(request name as allocation results spell it, spec), in the allocator's order."""
+        if self.exactly is not None:
+            return [(self.name, self.exactly)]
+        return [(f"{self.name}/{sub}", spec) for sub, spec in self.first_available]
+
+    @property
+    def class_names(self) -> list[str]:
+        return [spec.device_class_name for _, spec in self.alternatives if spec.device_class_name]
+
+
+def parse_requests(claim_spec: dict[str, Any]) -> list[Request]:
+    return [Request.parse(r) for r in mappings(dig(claim_spec, "devices", "requests"))]
+
+
+@dataclass
+class AllocationResult:
+    claim: ResourceClaim
+    request: str
+    driver: str
+    pool: str
+    device_name: str
+    raw: dict[str, Any]
+    device: Device | None = None  # resolved against the snapshot's current pools
+    device_status: dict[str, Any] | None = None  # the matching entry of claim.status.devices
+
+    @property
+    def admin_access(self) -> bool:
+        return self.raw.get("adminAccess") is True
+
+    @property
+    def share_id(self) -> str:
+        return text(self.raw.get("shareID"))
+
+    @property
+    def binding_conditions(self) -> list[str]:
+        return strings(self.raw.get("bindingConditions"))
+
+    @property
+    def device_key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device_name)
+
+
+@dataclass
+class Consumer:
+    """An entry of a claim's status.reservedFor."""
+
+    resource: str
+    name: str
+    uid: str
+    pod: Pod | None = None
+
+
+class ResourceClaim(Resource):
+    kind = "ResourceClaim"
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.requests = parse_requests(self.spec)
+        self.results: list[AllocationResult] = [
+            AllocationResult(
+                claim=self,
+                request=text(r.get("request")),
+                driver=text(r.get("driver")),
+                pool=text(r.get("pool")),
+                device_name=text(r.get("device")),
+                raw=r,
+            )
+            for r in mappings(dig(self.status, "allocation", "devices", "results"))
+        ]
+        self.consumers = [
+            Consumer(
+                resource=text(c.get("resource")), name=text(c.get("name")), uid=text(c.get("uid"))
+            )
+            for c in mappings(self.status.get("reservedFor"))
+        ]
+        self.owner_pod: Pod | None = None  # the Pod whose template generated this claim
+        self.template: ResourceClaimTemplate | None = None
+        self.pods: list[Pod] = []  # Pods whose spec references this claim
+
+    @property
+    def allocation(self) -> dict[str, Any] | None:
+        allocation = self.status.get("allocation")
+        return allocation if isinstance(allocation, dict) else None
+
+    @property
+    def allocated(self) -> bool:
+        return self.allocation is not None
+
+    @property
+    def reserved(self) -> bool:
+        return bool(self.consumers)
+
+    @property
+    def allocation_node_selector(self) -> dict[str, Any] | None:
+        selector = (self.allocation or {}).get("nodeSelector")
+        return selector if isinstance(selector, dict) else None
+
+    @property
+    def state(self) -> str:
+        """``deleting`` · ``reserved`` (allocated and in use) · ``allocated`` · ``pending``."""
+        if self.deleting:
+            return "deleting"
+        if self.allocated:
+            return "reserved" if self.reserved else "allocated"
+        return "pending"
+
+    @property
+    def pod_claim_name(self) -> str:
+        return self.annotations.get(POD_CLAIM_NAME_ANNOTATION, "")
+
+    @property
+    def constraints(self) -> list[dict[str, Any]]:
+        return mappings(dig(self.spec, "devices", "constraints"))
+
+    @property
+    def config(self) -> list[dict[str, Any]]:
+        return mappings(dig(self.spec, "devices", "config"))
+
+    @property
+    def device_statuses(self) -> list[dict[str, Any]]:
+        return mappings(self.status.get("devices"))
+
+    @property
+    def class_names(self) -> list[str]:
+        return list(dict.fromkeys(c for r in self.requests for c in r.class_names))
+
+
+class ResourceClaimTemplate(Resource):
+    kind = "ResourceClaimTemplate"
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.requests = parse_requests(self.claim_spec)
+        self.claims: list[ResourceClaim] = []  # claims generated from it
+        self.pods: list[Pod] = []
+
+    @property
+    def claim_spec(self) -> dict[str, Any]:
+        return mapping(self.spec.get("spec"))
+
+    @property
+    def constraints(self) -> list[dict[str, Any]]:
+        return mappings(dig(self.claim_spec, "devices", "constraints"))
+
+    @property
+    def class_names(self) -> list[str]:
+        return list(dict.fromkeys(c for r in self.requests for c in r.class_names))
+
+
+class DeviceClass(Resource):
+    kind = "DeviceClass"
+    namespaced = False
+
+    @property
+    def selectors(self) -> list[str | None]:
+        return [
+            expr if isinstance(expr := dig(s, "cel", "expression"), str) else None
+            for s in items(self.spec.get("selectors"))
+        ]
+
+    @property
+    def extended_resource_name(self) -> str:
+        return text(self.spec.get("extendedResourceName"))
+
+
+class DeviceTaintRule(Resource):
+    kind = "DeviceTaintRule"
+    namespaced = False
+
+    @property
+    def selector(self) -> dict[str, Any]:
+        return mapping(self.spec.get("deviceSelector"))
+
+    @property
+    def taint(self) -> dict[str, Any]:
+        return mapping(self.spec.get("taint"))
+
+    def selects(self, device: Device) -> bool:
+        sel = self.selector
+        for field_name, value in (
+            ("driver", device.driver),
+            ("pool", device.pool_name),
+            ("device", device.name),
+        ):
+            wanted = text(sel.get(field_name))
+            if wanted and wanted != value:
+                return False
+        return True
+
+
+class ResourceSlice(Resource):
+    kind = "ResourceSlice"
+    namespaced = False
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.devices = [Device(self, d) for d in mappings(self.spec.get("devices"))]
+        self.pool: Pool | None = None
+
+    @property
+    def driver(self) -> str:
+        return text(self.spec.get("driver"))
+
+    @property
+    def pool_name(self) -> str:
+        return text(dig(self.spec, "pool", "name"))
+
+    @property
+    def generation(self) -> int:
+        return number(dig(self.spec, "pool", "generation"))
+
+    @property
+    def resource_slice_count(self) -> int:
+        return number(dig(self.spec, "pool", "resourceSliceCount"), 1)
+
+    @property
+    def node_name(self) -> str:
+        return text(self.spec.get("nodeName"))
+
+    @property
+    def node_selector(self) -> dict[str, Any] | None:
+        selector = self.spec.get("nodeSelector")
+        return selector if isinstance(selector, dict) else None
+
+    @property
+    def all_nodes(self) -> bool:
+        return self.spec.get("allNodes") is True
+
+    @property
+    def per_device_node_selection(self) -> bool:
+        return self.spec.get("perDeviceNodeSelection") is True
+
+    @property
+    def node_access(self) -> str:
+        """How the slice says which nodes reach its devices."""
+        if self.node_name:
+            return "node"
+        if self.all_nodes:
+            return "all-nodes"
+        if self.node_selector is not None:
+            return "node-selector"
+        if self.per_device_node_selection:
+            return "per-device"
+        return "none"
+
+    @property
+    def shared_counters(self) -> list[dict[str, Any]]:
+        return mappings(self.spec.get("sharedCounters"))
+
+    @property
+    def current(self) -> bool:
+        """False for a slice of an older pool generation, which the allocator ignores."""
+        return self.pool is not None and self.generation == self.pool.generation
+
+
+class Device:
+    __slots__ = ("slice", "raw", "allocations", "rule_taints")
+
+    def __init__(self, slice_: ResourceSlice, raw: dict[str, Any]) -> None:
+        self.slice = slice_
+        self.raw = raw
+        self.allocations: list[AllocationResult] = []
+        self.rule_taints: list[tuple[DeviceTaintRule, dict[str, Any]]] = []
+
+    @property
+    def name(self) -> str:
+        return text(self.raw.get("name"))
+
+    @property
+    def driver(self) -> str:
+        return self.slice.driver
+
+    @property
+    def pool_name(self) -> str:
+        return self.slice.pool_name
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool_name, self.name)
+
+    @property
+    def attributes(self) -> dict[str, dict[str, Any]]:
+        """Attributes as published: {name: {"int"|"bool"|"string"|"version"|…: value}}."""
+        return {k: v for k, v in mapping(self.raw.get("attributes")).items() if isinstance(v, dict)}
+
+    @property
+    def capacity(self) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in mapping(self.raw.get("capacity")).items() if isinstance(v, dict)}
+
+    @property
+    def taints(self) -> list[dict[str, Any]]:
+        """Taints on the device itself plus those DeviceTaintRules add."""
+        return mappings(self.raw.get("taints")) + [t for _, t in self.rule_taints]
+
+    @property
+    def node_name(self) -> str:
+        return text(self.raw.get("nodeName")) or self.slice.node_name
+
+    @property
+    def allow_multiple_allocations(self) -> bool:
+        return self.raw.get("allowMultipleAllocations") is True
+
+    @property
+    def binding_conditions(self) -> list[str]:
+        return strings(self.raw.get("bindingConditions"))
+
+    @property
+    def consumes_counters(self) -> list[dict[str, Any]]:
+        return mappings(self.raw.get("consumesCounters"))
+
+    @property
+    def allocated(self) -> bool:
+        """Allocated to a claim in a way that blocks other claims (admin access does not)."""
+        return any(not a.admin_access for a in self.allocations)
+
+    def __repr__(self) -> str:
+        return f"<Device {'/'.join(self.key)}>"
+
+
+@dataclass
+class Pool:
+    """A (driver, pool name) as the allocator gathers it from ResourceSlices."""
+
+    driver: str
+    name: str
+    generation: int
+    resource_slice_count: int = 1
+    slices: list[ResourceSlice] = field(default_factory=list)  # of the current generation
+    stale_slices: list[ResourceSlice] = field(default_factory=list)
+    duplicate_devices: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.slices) == self.resource_slice_count
+
+    @property
+    def valid(self) -> bool:
+        return not self.duplicate_devices
+
+    @property
+    def devices(self) -> list[Device]:
+        return [d for s in self.slices for d in s.devices]
+
+    @property
+    def node_names(self) -> list[str]:
+        return sorted({s.node_name for s in self.slices if s.node_name})
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.driver, self.name)

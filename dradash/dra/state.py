@@ -1,0 +1,428 @@
+"""ClusterState: one snapshot's objects, normalised to v1, with every relation resolved."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dradash.dra.fields import mappings, text
+from dradash.dra.kinds import UnsupportedVersion, kind_of
+from dradash.dra.nodes import node_selector_matches
+from dradash.dra.normalize import normalize
+from dradash.dra.objects import (
+    AllocationResult,
+    Device,
+    DeviceClass,
+    DeviceTaintRule,
+    Event,
+    Job,
+    Namespace,
+    Node,
+    Pod,
+    PodClaimRef,
+    Pool,
+    PriorityClass,
+    Resource,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
+
+WRAPPERS: dict[str, type[Resource]] = {
+    cls.kind: cls
+    for cls in (
+        Namespace,
+        Node,
+        Pod,
+        Event,
+        Job,
+        PriorityClass,
+        DeviceClass,
+        ResourceSlice,
+        ResourceClaim,
+        ResourceClaimTemplate,
+        DeviceTaintRule,
+    )
+}
+
+_DRIVER_IN_SELECTOR = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
+
+
+@dataclass
+class SnapshotMeta:
+    cluster: str = ""
+    captured_at: str = ""
+    server_version: str = ""
+    api_versions: list[str] = field(default_factory=list)
+
+
+class ClusterState:
+    """Build with ``ClusterState.build(objects)``; read through its dicts and helpers."""
+
+    def __init__(self, meta: SnapshotMeta | None = None) -> None:
+        self.meta = meta or SnapshotMeta()
+        self.namespaces: dict[str, Namespace] = {}
+        self.nodes: dict[str, Node] = {}
+        self.priority_classes: dict[str, PriorityClass] = {}
+        self.classes: dict[str, DeviceClass] = {}
+        self.slices: dict[str, ResourceSlice] = {}
+        self.taint_rules: dict[str, DeviceTaintRule] = {}
+        self.pods: dict[tuple[str, str], Pod] = {}
+        self.claims: dict[tuple[str, str], ResourceClaim] = {}
+        self.templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
+        self.jobs: dict[tuple[str, str], Job] = {}
+        self.events: list[Event] = []
+        self.pools: dict[tuple[str, str], Pool] = {}
+        # Devices of current-generation slices, by (driver, pool, device).
+        self.devices: dict[tuple[str, str, str], Device] = {}
+        # Allocation results that name a device the snapshot does not have.
+        self.dangling_results: list[AllocationResult] = []
+        self._events_by_key: dict[tuple[str, str, str], list[Event]] = defaultdict(list)
+
+    # --- building --------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls, objects: Iterable[dict[str, Any]], meta: SnapshotMeta | None = None
+    ) -> ClusterState:
+        state = cls(meta)
+        for raw in objects:
+            state._add(raw)
+        state._gather_pools()
+        state._attach_slices_to_nodes()
+        state._apply_taint_rules()
+        state._link_claims()
+        state._link_pods()
+        state._link_events()
+        return state
+
+    def _add(self, raw: dict[str, Any]) -> None:
+        try:
+            kind = kind_of(raw)
+        except UnsupportedVersion:
+            return
+        if kind is None:
+            return
+        wrapper = WRAPPERS[kind.name]
+        obj = wrapper(normalize(raw), api_version=text(raw.get("apiVersion")))
+        if not obj.name:
+            return
+        match obj:
+            case Namespace():
+                self.namespaces[obj.name] = obj
+            case Node():
+                self.nodes[obj.name] = obj
+            case PriorityClass():
+                self.priority_classes[obj.name] = obj
+            case DeviceClass():
+                self.classes[obj.name] = obj
+            case ResourceSlice():
+                self.slices[obj.name] = obj
+            case DeviceTaintRule():
+                self.taint_rules[obj.name] = obj
+            case Pod():
+                self.pods[(obj.namespace, obj.name)] = obj
+            case ResourceClaim():
+                self.claims[(obj.namespace, obj.name)] = obj
+            case ResourceClaimTemplate():
+                self.templates[(obj.namespace, obj.name)] = obj
+            case Job():
+                self.jobs[(obj.namespace, obj.name)] = obj
+            case Event():
+                self.events.append(obj)
+
+    def _gather_pools(self) -> None:
+        """Group slices into pools as the allocator does: the newest generation wins."""
+        by_pool: dict[tuple[str, str], list[ResourceSlice]] = defaultdict(list)
+        for s in sorted(self.slices.values(), key=lambda s: s.name):
+            by_pool[(s.driver, s.pool_name)].append(s)
+        for (driver, name), slices in sorted(by_pool.items()):
+            generation = max(s.generation for s in slices)
+            current = [s for s in slices if s.generation == generation]
+            pool = Pool(
+                driver=driver,
+                name=name,
+                generation=generation,
+                resource_slice_count=current[0].resource_slice_count,
+                slices=current,
+                stale_slices=[s for s in slices if s.generation != generation],
+            )
+            seen: set[str] = set()
+            for s in slices:
+                s.pool = pool
+            for s in current:
+                for device in s.devices:
+                    if device.name in seen:
+                        pool.duplicate_devices.append(device.name)
+                    else:
+                        seen.add(device.name)
+                        self.devices[device.key] = device
+            self.pools[(driver, name)] = pool
+
+    def _attach_slices_to_nodes(self) -> None:
+        shared = []
+        for s in self.slices.values():
+            if not s.current:
+                continue
+            if s.node_name:
+                if node := self.nodes.get(s.node_name):
+                    node.slices.append(s)
+            elif s.all_nodes or s.node_selector is not None or s.per_device_node_selection:
+                shared.append(s)
+        for node in self.nodes.values():
+            labels = node.labels
+            for s in shared:
+                if (
+                    s.all_nodes
+                    or (
+                        s.node_selector is not None
+                        and node_selector_matches(s.node_selector, node.name, labels)
+                    )
+                    or s.per_device_node_selection
+                    and any(self.device_reaches(d, node) for d in s.devices)
+                ):
+                    node.slices.append(s)
+
+    def _apply_taint_rules(self) -> None:
+        for rule in self.taint_rules.values():
+            if not rule.taint:
+                continue
+            for device in self.devices.values():
+                if rule.selects(device):
+                    device.rule_taints.append((rule, rule.taint))
+
+    def _link_claims(self) -> None:
+        pods_by_uid = {p.uid: p for p in self.pods.values() if p.uid}
+        for claim in self.claims.values():
+            statuses = {
+                (
+                    text(s.get("driver")),
+                    text(s.get("pool")),
+                    text(s.get("device")),
+                    text(s.get("shareID")),
+                ): s
+                for s in claim.device_statuses
+            }
+            for result in claim.results:
+                result.device = self.devices.get(result.device_key)
+                result.device_status = statuses.get((*result.device_key, result.share_id))
+                if result.device is None:
+                    self.dangling_results.append(result)
+                else:
+                    result.device.allocations.append(result)
+            for consumer in claim.consumers:
+                pod = pods_by_uid.get(consumer.uid) if consumer.uid else None
+                if pod is None and consumer.resource == "pods":
+                    candidate = self.pods.get((claim.namespace, consumer.name))
+                    if candidate is not None and (not consumer.uid or not candidate.uid):
+                        pod = candidate
+                consumer.pod = pod
+            owner = claim.controller_owner("Pod")
+            if owner is not None:
+                pod = pods_by_uid.get(text(owner.get("uid")))
+                if pod is None:
+                    candidate = self.pods.get((claim.namespace, text(owner.get("name"))))
+                    if candidate is not None and (not owner.get("uid") or not candidate.uid):
+                        pod = candidate
+                claim.owner_pod = pod
+
+    def _link_pods(self) -> None:
+        jobs_by_uid = {j.uid: j for j in self.jobs.values() if j.uid}
+        for pod in self.pods.values():
+            if pod.node_name and (node := self.nodes.get(pod.node_name)):
+                pod.node = node
+                node.pods.append(pod)
+            owner = pod.controller_owner("Job")
+            if owner is not None:
+                job = jobs_by_uid.get(text(owner.get("uid"))) or self.jobs.get(
+                    (pod.namespace, text(owner.get("name")))
+                )
+                if job is not None:
+                    pod.job = job
+                    job.pods.append(pod)
+            self._resolve_claim_refs(pod)
+
+    def _resolve_claim_refs(self, pod: Pod) -> None:
+        """Resolve spec.resourceClaims the way the scheduler's resourceclaim.Name() does."""
+        statuses = {
+            text(s.get("name")): s for s in mappings(pod.status.get("resourceClaimStatuses"))
+        }
+        containers: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for c in pod.containers:
+            for claim_name, request in c.claims:
+                containers[claim_name].append((c.name, request))
+        for entry in pod.resource_claims:
+            name = text(entry.get("name"))
+            ref = PodClaimRef(pod=pod, name=name, source="claim", containers=containers[name])
+            if claim_name := text(entry.get("resourceClaimName")):
+                ref.claim_name = claim_name
+                ref.claim = self.claims.get((pod.namespace, claim_name))
+                ref.status = "ok" if ref.claim else "claim-missing"
+            elif template_name := text(entry.get("resourceClaimTemplateName")):
+                ref.source = "template"
+                ref.template_name = template_name
+                ref.template = self.templates.get((pod.namespace, template_name))
+                if ref.template is not None:
+                    ref.template.pods.append(pod)
+                self._resolve_generated(pod, ref, statuses.get(name))
+            else:
+                ref.status = "invalid"
+            if ref.claim is not None:
+                ref.claim.pods.append(pod)
+            pod.claim_refs.append(ref)
+        extended = pod.extended_resource_claim
+        if claim_name := text(extended.get("resourceClaimName")):
+            claim = self.claims.get((pod.namespace, claim_name))
+            ref = PodClaimRef(
+                pod=pod,
+                name=claim_name,
+                source="extended-resource",
+                claim_name=claim_name,
+                claim=claim,
+                status="ok" if claim else "claim-missing",
+                containers=[
+                    (text(m.get("containerName")), text(m.get("requestName")))
+                    for m in mappings(extended.get("requestMappings"))
+                ],
+            )
+            if claim is not None:
+                claim.pods.append(pod)
+            pod.claim_refs.append(ref)
+
+    def _resolve_generated(self, pod: Pod, ref: PodClaimRef, status: dict[str, Any] | None) -> None:
+        if status is None:
+            # The controller has not recorded a claim yet. It may have created one already:
+            # look for a claim this Pod controls with the matching pod-claim-name annotation.
+            for claim in self.claims.values():
+                if claim.owner_pod is pod and claim.pod_claim_name == ref.name:
+                    ref.claim, ref.claim_name = claim, claim.name
+                    break
+            if ref.claim is None:
+                ref.status = "template-missing" if ref.template is None else "not-created"
+                return
+        elif not (claim_name := text(status.get("resourceClaimName"))):
+            ref.status = "not-needed"
+            return
+        else:
+            ref.claim_name = claim_name
+            ref.claim = self.claims.get((pod.namespace, claim_name))
+        if ref.claim is None:
+            ref.status = "claim-missing"
+        elif ref.claim.owner_pod is not pod:
+            ref.status = "not-owned"
+        else:
+            ref.claim.template = ref.template
+            if ref.template is not None:
+                ref.template.claims.append(ref.claim)
+
+    def _link_events(self) -> None:
+        for event in self.events:
+            self._events_by_key[event.involved_key].append(event)
+        for key, events in self._events_by_key.items():
+            events.sort(key=lambda e: e.last_seen)
+            if obj := self.get(*key):
+                obj.events = events
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def get(self, kind: str, namespace: str, name: str) -> Resource | None:
+        match kind:
+            case "Pod":
+                return self.pods.get((namespace, name))
+            case "ResourceClaim":
+                return self.claims.get((namespace, name))
+            case "ResourceClaimTemplate":
+                return self.templates.get((namespace, name))
+            case "Job":
+                return self.jobs.get((namespace, name))
+            case "Node":
+                return self.nodes.get(name)
+            case "ResourceSlice":
+                return self.slices.get(name)
+            case "DeviceClass":
+                return self.classes.get(name)
+            case "Namespace":
+                return self.namespaces.get(name)
+            case "DeviceTaintRule":
+                return self.taint_rules.get(name)
+            case "PriorityClass":
+                return self.priority_classes.get(name)
+        return None
+
+    @property
+    def dra_pods(self) -> list[Pod]:
+        return [p for p in self.pods.values() if p.uses_dra]
+
+    def device_reaches(self, device: Device, node: Node) -> bool:
+        """Whether a Pod on this node can use the device (slice or per-device node selection)."""
+        raw, slice_ = device.raw, device.slice
+        if slice_.per_device_node_selection:
+            if text(raw.get("nodeName")):
+                return raw["nodeName"] == node.name
+            if raw.get("allNodes") is True:
+                return True
+            selector = raw.get("nodeSelector")
+            return isinstance(selector, dict) and node_selector_matches(
+                selector, node.name, node.labels
+            )
+        if slice_.node_name:
+            return slice_.node_name == node.name
+        if slice_.all_nodes:
+            return True
+        if slice_.node_selector is not None:
+            return node_selector_matches(slice_.node_selector, node.name, node.labels)
+        return False
+
+    def allocation_nodes(self, claim: ResourceClaim) -> list[str] | None:
+        """Nodes the claim's allocation restricts Pods to; None when it allows every node."""
+        selector = claim.allocation_node_selector
+        if selector is None:
+            return None
+        return sorted(
+            n.name for n in self.nodes.values() if node_selector_matches(selector, n.name, n.labels)
+        )
+
+    def class_drivers(self, device_class: DeviceClass) -> list[str]:
+        """Drivers a class names in ``device.driver == "…"`` selectors."""
+        found = []
+        for expr in device_class.selectors:
+            found += _DRIVER_IN_SELECTOR.findall(expr or "")
+        return list(dict.fromkeys(found))
+
+    def claim_drivers(self, claim: ResourceClaim | ResourceClaimTemplate) -> list[str]:
+        if isinstance(claim, ResourceClaim) and claim.results:
+            return list(dict.fromkeys(r.driver for r in claim.results))
+        drivers: list[str] = []
+        for name in claim.class_names:
+            if device_class := self.classes.get(name):
+                drivers += self.class_drivers(device_class)
+        return list(dict.fromkeys(drivers))
+
+    def claim_nodes(self, claim: ResourceClaim) -> list[str]:
+        """Nodes the claim is tied to: its allocation's node(s) and its consumers' nodes."""
+        nodes = set()
+        for r in claim.results:
+            if r.device is not None and r.device.node_name:
+                nodes.add(r.device.node_name)
+        for c in claim.consumers:
+            if c.pod is not None and c.pod.node_name:
+                nodes.add(c.pod.node_name)
+        return sorted(nodes)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "Namespace": len(self.namespaces),
+            "Node": len(self.nodes),
+            "Pod": len(self.pods),
+            "Event": len(self.events),
+            "Job": len(self.jobs),
+            "PriorityClass": len(self.priority_classes),
+            "DeviceClass": len(self.classes),
+            "ResourceSlice": len(self.slices),
+            "ResourceClaim": len(self.claims),
+            "ResourceClaimTemplate": len(self.templates),
+            "DeviceTaintRule": len(self.taint_rules),
+        }

@@ -1,0 +1,123 @@
+"""Template filters that turn Kubernetes structures into short readable text (always escaped)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+from django.http import QueryDict
+
+register = template.Library()
+
+BADGES = {
+    # claim states
+    "pending": "warn",
+    "allocated": "info",
+    "reserved": "ok",
+    "deleting": "bad",
+    # pod phases
+    "Running": "ok",
+    "Succeeded": "ok",
+    "Pending": "warn",
+    "Failed": "bad",
+    "Unknown": "muted",
+    # claim reference resolution
+    "ok": "ok",
+    "claim-missing": "bad",
+    "template-missing": "bad",
+    "not-created": "warn",
+    "not-owned": "bad",
+    "not-needed": "muted",
+    "invalid": "bad",
+    # snapshot status and kind status
+    "complete": "ok",
+    "partial": "warn",
+    "absent": "muted",
+    "forbidden": "bad",
+    "not-found": "bad",
+    "error": "bad",
+    # runs
+    "queued": "muted",
+    "running": "info",
+    "succeeded": "ok",
+    "failed": "bad",
+}
+
+
+@register.filter
+def badge(value: Any) -> str:
+    """CSS modifier for a status word."""
+    return BADGES.get(str(value), "muted")
+
+
+@register.filter
+def pretty(value: Any) -> str:
+    """Indented JSON of a structure (escaped by the template like any other string)."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+@register.filter
+def selector_text(selector: Any) -> str:
+    """A core/v1 NodeSelector as a short expression: ``a In (x, y) || metadata.name = n``."""
+    if not isinstance(selector, dict):
+        return ""
+    terms = []
+    for term in selector.get("nodeSelectorTerms") or []:
+        if not isinstance(term, dict):
+            continue
+        parts = [
+            _requirement(r)
+            for key in ("matchExpressions", "matchFields")
+            for r in term.get(key) or []
+            if isinstance(r, dict)
+        ]
+        terms.append(" && ".join(parts) or "(empty term)")
+    return " || ".join(terms) or "(no terms)"
+
+
+def _requirement(req: dict[str, Any]) -> str:
+    key, op = req.get("key", "?"), req.get("operator", "?")
+    values = [str(v) for v in req.get("values") or []]
+    if op in ("Exists", "DoesNotExist"):
+        return f"{key} {op}"
+    if op == "In" and len(values) == 1:
+        return f"{key} = {values[0]}"
+    return f"{key} {op} ({', '.join(values)})"
+
+
+@register.filter
+def taint_text(taint: Any) -> str:
+    if not isinstance(taint, dict):
+        return ""
+    value = f"={taint['value']}" if taint.get("value") else ""
+    return f"{taint.get('key', '?')}{value}:{taint.get('effect', '?')}"
+
+
+@register.filter
+def toleration_text(toleration: Any) -> str:
+    if not isinstance(toleration, dict):
+        return ""
+    key = toleration.get("key") or "*"
+    op = toleration.get("operator") or "Equal"
+    value = f"={toleration['value']}" if op == "Equal" and toleration.get("value") else ""
+    effect = toleration.get("effect") or "any effect"
+    seconds = toleration.get("tolerationSeconds")
+    extra = f" for {seconds}s" if seconds is not None else ""
+    return f"{key}{' exists' if op == 'Exists' else value} → {effect}{extra}"
+
+
+@register.filter
+def kv(mapping: Any) -> list[tuple[str, Any]]:
+    """Sorted items of a mapping, for loops."""
+    return sorted(mapping.items()) if isinstance(mapping, dict) else []
+
+
+@register.simple_tag
+def query(params: dict[str, Any], **changes: Any) -> str:
+    """The query string of the current filters with some values changed (empty ones dropped)."""
+    q = QueryDict(mutable=True)
+    for key, value in {**params, **changes}.items():
+        if value not in (None, ""):
+            q[key] = str(value)
+    return q.urlencode()

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from dradash.explorer import views
+
+urlpatterns = [
+    path("snapshots/<int:snapshot_id>/claims/", views.claim_list, name="claim-list"),
+    path(
+        "snapshots/<int:snapshot_id>/claims/<str:namespace>/<str:name>/",
+        views.claim_detail,
+        name="claim-detail",
+    ),
+    path("snapshots/<int:snapshot_id>/pods/", views.pod_list, name="pod-list"),
+    path(
+        "snapshots/<int:snapshot_id>/pods/<str:namespace>/<str:name>/",
+        views.pod_detail,
+        name="pod-detail",
+    ),
+]

@@ -1,0 +1,110 @@
+"""The object-chain pages: lists of claims and Pods, and one Pod's or claim's chain."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from dradash.dra.chain import claim_chain, pod_chain
+from dradash.explorer.forms import CLAIM_STATES, ClaimFilterForm, PodFilterForm
+from dradash.explorer.selectors import (
+    claim_filter_options,
+    claim_rows,
+    pod_filter_options,
+    pod_rows,
+)
+from dradash.htmx import HtmxHttpRequest, template_for
+from dradash.snapshots.models import Snapshot
+from dradash.snapshots.selectors import snapshot_list, snapshot_state
+
+PAGE_SIZE = 100
+
+
+def _get_snapshot(pk: int) -> Snapshot:
+    return get_object_or_404(snapshot_list(), pk=pk)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
+    snapshot = _get_snapshot(snapshot_id)
+    form = ClaimFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
+    state = snapshot_state(snapshot)
+    rows = claim_rows(state, form.cleaned_data)
+    page = Paginator(rows, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
+    return render(
+        request,
+        template_for(request, "explorer/claims.html", "results"),
+        {
+            "snapshot": snapshot,
+            "form": form,
+            "filters": form.cleaned_data,
+            "options": claim_filter_options(state),
+            "states": CLAIM_STATES,
+            "page": page,
+            "total": len(state.claims),
+        },
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def pod_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
+    snapshot = _get_snapshot(snapshot_id)
+    form = PodFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
+    state = snapshot_state(snapshot)
+    rows = pod_rows(state, form.cleaned_data)
+    page = Paginator(rows, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
+    return render(
+        request,
+        template_for(request, "explorer/pods.html", "results"),
+        {
+            "snapshot": snapshot,
+            "form": form,
+            "filters": form.cleaned_data,
+            "options": pod_filter_options(state),
+            "page": page,
+            "total": len(state.dra_pods),
+        },
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def pod_detail(
+    request: HtmxHttpRequest, snapshot_id: int, namespace: str, name: str
+) -> HttpResponse:
+    snapshot = _get_snapshot(snapshot_id)
+    state = snapshot_state(snapshot)
+    pod = state.pods.get((namespace, name))
+    if pod is None:
+        raise Http404(f"No Pod {namespace}/{name} in snapshot {snapshot.pk}")
+    return render(
+        request,
+        template_for(request, "explorer/pod.html", "content"),
+        {"snapshot": snapshot, "chain": pod_chain(state, pod), "uses_dra": pod.uses_dra},
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def claim_detail(
+    request: HtmxHttpRequest, snapshot_id: int, namespace: str, name: str
+) -> HttpResponse:
+    snapshot = _get_snapshot(snapshot_id)
+    state = snapshot_state(snapshot)
+    claim = state.claims.get((namespace, name))
+    if claim is None:
+        raise Http404(f"No ResourceClaim {namespace}/{name} in snapshot {snapshot.pk}")
+    return render(
+        request,
+        template_for(request, "explorer/claim.html", "content"),
+        {"snapshot": snapshot, "chain": claim_chain(state, claim)},
+    )

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from dradash.clusters.models import Cluster
+
+
+class Snapshot(models.Model):
+    """The DRA state of one cluster at one moment. Immutable once stored.
+
+    A Snapshot row is written in the same transaction as all its objects, so a snapshot is
+    visible only when it is whole. ``partial`` means some kinds could not be read (``kinds``
+    says which and why); the objects that were read are all there.
+    """
+
+    class Status(models.TextChoices):
+        COMPLETE = "complete"
+        PARTIAL = "partial"
+
+    class Source(models.TextChoices):
+        IMPORT = "import", "bundle import"
+        UPLOAD = "upload", "bundle upload"
+        CAPTURE = "capture", "live capture"
+        DEMO = "demo", "demo"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    captured_at = models.DateTimeField(help_text="When the cluster was in this state.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    server_version = models.CharField(max_length=64, blank=True)
+    # Served resource.k8s.io versions, e.g. ["resource.k8s.io/v1", "resource.k8s.io/v1beta2"].
+    api_versions = models.JSONField(default=list, blank=True)
+    # Per kind: {"Pod": {"status": "ok" | "absent" | "forbidden" | "not-served", "count": 3,
+    # "message": "..."}}.
+    kinds = models.JSONField(default=dict, blank=True)
+    object_count = models.PositiveIntegerField(default=0)
+    # Objects of kinds dradash does not read: {"apps/v1 Deployment": 2}.
+    ignored = models.JSONField(default=dict, blank=True)
+    pinned = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-captured_at", "-id"]
+        indexes = [models.Index(fields=["cluster", "-captured_at"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.cluster.name} @ {self.captured_at:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def missing_kinds(self) -> dict[str, dict[str, object]]:
+        """Kinds that could not be read, with why (forbidden, not served …)."""
+        return {
+            k: v
+            for k, v in self.kinds.items()
+            if isinstance(v, dict) and v.get("status") not in ("ok", "absent")
+        }
+
+
+class ObjectBlob(models.Model):
+    """One object's raw JSON, stored once however many snapshots hold it unchanged."""
+
+    digest = models.CharField(max_length=64, unique=True)  # sha256 of data
+    data = models.TextField()
+
+    def __str__(self) -> str:
+        return self.digest[:12]
+
+
+class SnapshotObject(models.Model):
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="stored_objects")
+    blob = models.ForeignKey(ObjectBlob, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=63)
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+    api_version = models.CharField(max_length=128)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "kind", "namespace", "name"], name="snapshot_object_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class SnapshotRun(models.Model):
+    """A piece of background work that ends in a snapshot: a bundle upload (or, later, a capture).
+
+    The web reads progress from here, never from Celery's result backend.
+    """
+
+    class Kind(models.TextChoices):
+        UPLOAD = "upload"
+        CAPTURE = "capture"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    cluster_name = models.CharField(max_length=253)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    snapshot = models.ForeignKey(
+        Snapshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} run #{self.pk} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
+
+
+class RunFile(models.Model):
+    """A file uploaded for a run, kept only until the run has read it."""
+
+    run = models.ForeignKey(SnapshotRun, on_delete=models.CASCADE, related_name="files")
+    filename = models.CharField(max_length=255)
+    data = models.BinaryField()
+
+    def __str__(self) -> str:
+        return self.filename

@@ -1,0 +1,76 @@
+"""Reads: snapshots and the parsed ClusterState of one snapshot."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+
+from django.conf import settings
+from django.db.models import Count, QuerySet
+
+from dradash.clusters.models import Cluster
+from dradash.dra.state import ClusterState, SnapshotMeta
+from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
+
+
+def snapshot_list() -> QuerySet[Snapshot]:
+    return Snapshot.objects.select_related("cluster")
+
+
+def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, list[Snapshot]]]:
+    """Clusters with their latest snapshots, newest first: two queries whatever the size."""
+    clusters = list(Cluster.objects.annotate(snapshot_count=Count("snapshots")).order_by("name"))
+    latest: dict[int, list[Snapshot]] = {c.pk: [] for c in clusters}
+    for snapshot in Snapshot.objects.select_related("cluster").order_by("-captured_at", "-id"):
+        bucket = latest[snapshot.cluster_id]
+        if len(bucket) < per_cluster:
+            bucket.append(snapshot)
+    return [(c, latest[c.pk]) for c in clusters]
+
+
+def run_list(*, limit: int = 10) -> QuerySet[SnapshotRun]:
+    return SnapshotRun.objects.select_related("snapshot")[:limit]
+
+
+class _StateCache:
+    """Parsed snapshots per process. Snapshots never change, so entries never go stale."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: OrderedDict[int, ClusterState] = OrderedDict()
+
+    def get(self, snapshot: Snapshot) -> ClusterState:
+        with self._lock:
+            state = self._states.get(snapshot.pk)
+            if state is not None:
+                self._states.move_to_end(snapshot.pk)
+                return state
+        state = _load_state(snapshot)
+        with self._lock:
+            self._states[snapshot.pk] = state
+            while len(self._states) > max(settings.DRADASH_STATE_CACHE_SIZE, 1):
+                self._states.popitem(last=False)
+        return state
+
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+
+state_cache = _StateCache()
+
+
+def snapshot_state(snapshot: Snapshot) -> ClusterState:
+    return state_cache.get(snapshot)
+
+
+def _load_state(snapshot: Snapshot) -> ClusterState:
+    rows = SnapshotObject.objects.filter(snapshot=snapshot).values_list("blob__data", flat=True)
+    meta = SnapshotMeta(
+        cluster=snapshot.cluster.name,
+        captured_at=snapshot.captured_at.isoformat(),
+        server_version=snapshot.server_version,
+        api_versions=list(snapshot.api_versions),
+    )
+    return ClusterState.build((json.loads(data) for data in rows.iterator(chunk_size=2000)), meta)

@@ -1,0 +1,225 @@
+"""Writes: storing snapshots, importing and exporting bundles, running uploads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from dradash.clusters.models import Cluster, cluster_name_validator
+from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
+from dradash.dra.kinds import KINDS, ObjectKey
+from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotObject, SnapshotRun
+
+logger = logging.getLogger(__name__)
+
+BATCH = 2000
+# The order objects are exported in: what others refer to first.
+KIND_ORDER = list(KINDS)
+
+
+def raw_json(obj: dict[str, Any]) -> str:
+    """The compact JSON text stored for an object; equal objects give equal text."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def cluster_for_name(name: str) -> Cluster:
+    try:
+        cluster_name_validator(name)
+    except ValidationError as exc:
+        raise BundleError("cluster name", f"{name!r}: {exc.messages[0]}") from None
+    cluster, _ = Cluster.objects.get_or_create(name=name)
+    return cluster
+
+
+@transaction.atomic
+def snapshot_store(
+    *,
+    cluster: Cluster,
+    objects: dict[ObjectKey, dict[str, Any]],
+    source: str,
+    captured_at: datetime,
+    server_version: str = "",
+    api_versions: Sequence[str] = (),
+    kind_status: dict[str, dict[str, Any]] | None = None,
+    ignored: dict[str, int] | None = None,
+) -> Snapshot:
+    """Store a whole snapshot in one transaction; unchanged objects reuse their stored blob."""
+    counts = Counter(key[0] for key in objects)
+    kinds = {}
+    for kind in KINDS:
+        given = (kind_status or {}).get(kind) or {}
+        status = given.get("status") or ("ok" if counts[kind] else "absent")
+        kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
+    partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
+    snapshot = Snapshot.objects.create(
+        cluster=cluster,
+        source=source,
+        status=Snapshot.Status.PARTIAL if partial else Snapshot.Status.COMPLETE,
+        captured_at=captured_at,
+        server_version=server_version,
+        api_versions=list(api_versions),
+        kinds=kinds,
+        object_count=len(objects),
+        ignored=dict(ignored or {}),
+    )
+    rows = [(key, obj, raw_json(obj)) for key, obj in objects.items()]
+    for start in range(0, len(rows), BATCH):
+        batch = rows[start : start + BATCH]
+        digests = {hashlib.sha256(text.encode()).hexdigest(): text for _, _, text in batch}
+        ObjectBlob.objects.bulk_create(
+            [ObjectBlob(digest=d, data=t) for d, t in digests.items()],
+            ignore_conflicts=True,
+            batch_size=BATCH,
+        )
+        ids = dict(ObjectBlob.objects.filter(digest__in=list(digests)).values_list("digest", "id"))
+        SnapshotObject.objects.bulk_create(
+            [
+                SnapshotObject(
+                    snapshot=snapshot,
+                    blob_id=ids[hashlib.sha256(text.encode()).hexdigest()],
+                    kind=key[0],
+                    namespace=key[1],
+                    name=key[2],
+                    api_version=obj.get("apiVersion", ""),
+                )
+                for key, obj, text in batch
+            ],
+            batch_size=BATCH,
+        )
+    return snapshot
+
+
+def bundle_import(
+    *,
+    files: Sequence[tuple[str, bytes]],
+    cluster_name: str | None = None,
+    source: str = Snapshot.Source.IMPORT,
+) -> Snapshot:
+    """Parse bundle files and store them as one snapshot.
+
+    Raises BundleError, and then stores nothing.
+    """
+    bundle = parse_bundle(files, max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES)
+    return _store_bundle(bundle, cluster_name=cluster_name, source=source)
+
+
+def _store_bundle(bundle: Bundle, *, cluster_name: str | None, source: str) -> Snapshot:
+    info = bundle.info
+    captured_at = timezone.now()
+    if info.get("capturedAt"):
+        parsed = parse_datetime(info["capturedAt"])
+        if parsed is None:
+            raise BundleError("SnapshotInfo", f"capturedAt {info['capturedAt']!r} is not a date")
+        captured_at = parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+    ignored = Counter(info.get("ignored") or {})
+    ignored.update(bundle.ignored)
+    with transaction.atomic():
+        return snapshot_store(
+            cluster=cluster_for_name(cluster_name or info.get("cluster") or "imported"),
+            objects=bundle.objects,
+            source=source,
+            captured_at=captured_at,
+            server_version=info.get("serverVersion") or "",
+            api_versions=info.get("apiVersions") or [],
+            kind_status=info.get("kinds"),
+            ignored=dict(ignored),
+        )
+
+
+def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
+    """The SnapshotInfo spec that describes a stored snapshot in a bundle."""
+    return {
+        "cluster": snapshot.cluster.name,
+        "capturedAt": snapshot.captured_at.isoformat(),
+        "serverVersion": snapshot.server_version,
+        "apiVersions": snapshot.api_versions,
+        "kinds": {
+            kind: {"status": v["status"], "message": v.get("message", "")}
+            for kind, v in snapshot.kinds.items()
+        },
+        "ignored": snapshot.ignored,
+    }
+
+
+def bundle_export(snapshot: Snapshot) -> Iterator[str]:
+    """The snapshot as bundle text (a kubectl-style JSON List), streamed in chunks."""
+    order = {kind: i for i, kind in enumerate(KIND_ORDER)}
+    rows = sorted(
+        SnapshotObject.objects.filter(snapshot=snapshot).values_list(
+            "kind", "namespace", "name", "blob_id"
+        ),
+        key=lambda r: (order.get(r[0], len(order)), r[1], r[2]),
+    )
+
+    def objects() -> Iterator[dict[str, Any]]:
+        for start in range(0, len(rows), BATCH):
+            ids = [r[3] for r in rows[start : start + BATCH]]
+            data = dict(ObjectBlob.objects.filter(id__in=ids).values_list("id", "data"))
+            for blob_id in ids:
+                yield json.loads(data[blob_id])
+
+    return write_bundle(snapshot_info(snapshot), objects())
+
+
+# --- uploads through the web: a run, finished by a Celery task ---------------------------
+
+
+@transaction.atomic
+def upload_run_create(
+    *, files: Sequence[tuple[str, bytes]], cluster_name: str, user: Any = None
+) -> SnapshotRun:
+    run = SnapshotRun.objects.create(
+        kind=SnapshotRun.Kind.UPLOAD,
+        cluster_name=cluster_name,
+        requested_by=user if user is not None and user.is_authenticated else None,
+    )
+    RunFile.objects.bulk_create([RunFile(run=run, filename=n, data=d) for n, d in files])
+    from dradash.snapshots.tasks import upload_run_process
+
+    upload_run_process.delay_on_commit(run.pk)
+    return run
+
+
+def upload_run_process(run_id: int) -> None:
+    """Import a queued upload run. Safe to call twice: only one caller claims the run."""
+    claimed = SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.QUEUED).update(
+        status=SnapshotRun.Status.RUNNING, started_at=timezone.now()
+    )
+    if not claimed:
+        logger.info("upload run %s is not queued (already taken or gone)", run_id)
+        return
+    run = SnapshotRun.objects.get(id=run_id)
+    files = [(f.filename, bytes(f.data)) for f in run.files.all()]
+    try:
+        snapshot = bundle_import(
+            files=files, cluster_name=run.cluster_name or None, source=Snapshot.Source.UPLOAD
+        )
+    except BundleError as exc:
+        _run_finish(run, error=str(exc))
+        return
+    except Exception:
+        logger.exception("upload run %s failed", run_id)
+        _run_finish(run, error="internal error while importing; see the worker log")
+        raise
+    _run_finish(run, snapshot=snapshot)
+
+
+@transaction.atomic
+def _run_finish(run: SnapshotRun, *, snapshot: Snapshot | None = None, error: str = "") -> None:
+    run.status = SnapshotRun.Status.FAILED if error else SnapshotRun.Status.SUCCEEDED
+    run.error = error
+    run.snapshot = snapshot
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "snapshot", "finished_at"])
+    run.files.all().delete()

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+
+urlpatterns = [
+    path("", include("dradash.snapshots.urls")),
+    path("", include("dradash.explorer.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("dradash.snapshots.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+]
