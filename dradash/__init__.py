@@ -1,5 +1,5 @@
-from __future__ import annotations
+"""dradash: a dashboard for Kubernetes Dynamic Resource Allocation.
 
-from dradash.celery import app as celery_app
-
-__all__ = ["celery_app"]
+The Celery app (dradash.celery) is loaded by the snapshots app when Django starts, not here,
+so that the pure core (dradash.dra) imports without Django or Celery.
+"""

@@ -181,6 +181,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Snapshots of Kubernetes Dynamic Resource Allocation state.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 # Celery: without a broker, tasks run eagerly in-process (the embedded default).
@@ -202,5 +203,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "dradash": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }

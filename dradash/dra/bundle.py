@@ -61,6 +61,7 @@ class Bundle:
     info: dict[str, Any] = field(default_factory=dict)  # SnapshotInfo.spec, {} when absent
     ignored: Counter[str] = field(default_factory=Counter)  # "apps/v1 Deployment" -> count
     _origin: dict[ObjectKey, str] = field(default_factory=dict, repr=False)
+    _ignored_seen: set[tuple[str, ...]] = field(default_factory=set, repr=False)
 
 
 def parse_bundle(files: Iterable[tuple[str, bytes]], *, max_bytes: int) -> Bundle:
@@ -75,7 +76,7 @@ def parse_bundle(files: Iterable[tuple[str, bytes]], *, max_bytes: int) -> Bundl
         for where, obj in _objects(filename, data):
             if _is_info(obj):
                 spec = _check_info(filename, where, obj)
-                if bundle.info and spec != bundle.info:
+                if info_from and spec != bundle.info:
                     raise BundleError(
                         filename,
                         f"{where}: a second, different SnapshotInfo (first in {info_from})",
@@ -100,7 +101,10 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
     except UnsupportedVersion:
         kind = None  # e.g. classic DRA (resource.k8s.io/v1alpha2): counted, not read
     if kind is None:
-        bundle.ignored[f"{obj['apiVersion']} {kind_name}"] += 1
+        seen = (obj["apiVersion"], kind_name, str(obj["metadata"].get("namespace") or ""), name)
+        if seen not in bundle._ignored_seen:  # the same object in two files counts once
+            bundle._ignored_seen.add(seen)
+            bundle.ignored[f"{obj['apiVersion']} {kind_name}"] += 1
         return
     for part in ("spec", "status"):
         if obj.get(part) is not None and not isinstance(obj[part], dict):
@@ -161,6 +165,13 @@ _Loader.add_constructor(
 )
 
 
+# Deeper than any Kubernetes object; a limit keeps the parsers' recursion far from the stack's.
+MAX_DEPTH = 200
+TEMPLATE_HINT = "; it looks like a Helm or Go template: render it first"
+# Text that starts like JSON but is not is tried as YAML (flow style) only up to this size.
+YAML_FALLBACK_MAX = 1_000_000
+
+
 def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield (where, object) for every object in one file, Lists expanded."""
     try:
@@ -169,9 +180,7 @@ def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]
         raise BundleError(filename, f"not UTF-8 text (byte {exc.start})") from None
     if not text.strip():
         raise BundleError(filename, "the file is empty")
-    documents = _json_documents(filename, text) if text.lstrip()[:1] in "{[" else None
-    if documents is None:
-        documents = _yaml_documents(filename, text)
+    documents = _documents(filename, text)
     if all(doc is None for doc in documents):
         raise BundleError(filename, "no Kubernetes objects found")
     for index, doc in enumerate(documents, start=1):
@@ -185,32 +194,70 @@ def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]
             yield from _expand(filename, item_where, item)
 
 
-def _json_documents(filename: str, text: str) -> list[Any]:
+def _documents(filename: str, text: str) -> list[Any]:
+    """JSON when the text (after leading # comment lines) looks like it, else YAML."""
+    body = text
+    while body.lstrip().startswith("#"):
+        body = body.lstrip().partition("\n")[2]
+    if body.lstrip()[:1] not in ("{", "["):
+        return _yaml_documents(filename, text)
     try:
-        return [json.loads(text)]
+        return [json.loads(body)]
     except json.JSONDecodeError as exc:
-        problem = "truncated JSON" if exc.pos >= len(text.rstrip()) else "invalid JSON"
-        raise BundleError(
-            filename, f"{problem}: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
+        truncated = exc.pos >= len(body.rstrip()) or exc.msg.startswith("Unterminated string")
+        comment_lines = text.count("\n", 0, len(text) - len(body))
+        json_error = BundleError(
+            filename,
+            f"{'truncated' if truncated else 'invalid'} JSON: {exc.msg} "
+            f"at line {exc.lineno + comment_lines} column {exc.colno}",
+        )
     except RecursionError:
-        raise BundleError(filename, "JSON is nested too deeply") from None
+        json_error = BundleError(filename, "JSON is nested too deeply")
+    if len(body) > YAML_FALLBACK_MAX and "{{" not in text:
+        raise json_error
+    try:  # YAML flow style, and templates like "{{- if … }}", also start with "{"
+        return _yaml_documents(filename, text)
+    except BundleError as yaml_error:
+        raise (yaml_error if "{{" in text else json_error) from None
 
 
 def _yaml_documents(filename: str, text: str) -> list[Any]:
     try:
+        _check_yaml_events(filename, text)
         return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 (a safe loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        hint = "; it looks like a Helm or Go template: render it first" if "{{" in text else ""
+        hint = TEMPLATE_HINT if "{{" in text else ""
         raise BundleError(
             filename, f"invalid YAML: {exc.problem or exc.context}{at}{hint}"
         ) from None
     except yaml.YAMLError as exc:
         raise BundleError(filename, f"invalid YAML: {exc}") from None
-    except RecursionError:
-        raise BundleError(filename, "YAML is nested too deeply") from None
+
+
+def _check_yaml_events(filename: str, text: str) -> None:
+    """Refuse aliases and deep nesting before building anything (libyaml recurses in C)."""
+    depth = document = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        line = event.start_mark.line + 1 if event.start_mark else "?"
+        if isinstance(event, yaml.DocumentStartEvent):
+            document += 1
+        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise BundleError(
+                    filename,
+                    f"document {document} is nested too deeply "
+                    f"(more than {MAX_DEPTH} levels, at line {line})",
+                )
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            raise BundleError(
+                filename,
+                f"document {document} uses YAML anchors or aliases (line {line}); expand them",
+            )
 
 
 def _expand(filename: str, where: str, item: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -258,27 +305,31 @@ def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
     namespace = meta.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         raise BundleError(filename, f"{where}: {kind} {name}: metadata.namespace is not a string")
+    if "{{" in name or "{{" in (namespace or ""):
+        raise BundleError(
+            filename, f"{where}: {kind} {name!r} has a template placeholder{TEMPLATE_HINT}"
+        )
 
 
 def _check_plain(filename: str, where: str, doc: Any) -> None:
-    """Refuse what JSON cannot hold: non-string keys, NaN, binary, sets, shared YAML nodes."""
-    seen: set[int] = set()
-    stack = [doc]
+    """Refuse what JSON cannot hold (non-string keys, NaN, binary, sets) and deep nesting."""
+    stack = [(doc, 0)]
     while stack:
-        value = stack.pop()
+        value, depth = stack.pop()
         if isinstance(value, dict | list):
-            if id(value) in seen:
-                raise BundleError(filename, f"{where} uses YAML anchors or aliases; expand them")
-            seen.add(id(value))
+            if depth >= MAX_DEPTH:
+                raise BundleError(
+                    filename, f"{where} is nested too deeply (more than {MAX_DEPTH} levels)"
+                )
             if isinstance(value, dict):
                 for key in value:
                     if not isinstance(key, str):
                         raise BundleError(
                             filename, f"{where} has a key that is not a string: {key!r}"
                         )
-                stack.extend(value.values())
+                stack.extend((v, depth + 1) for v in value.values())
             else:
-                stack.extend(value)
+                stack.extend((v, depth + 1) for v in value)
         elif isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
                 raise BundleError(filename, f"{where} has a number JSON cannot hold ({value})")

@@ -64,7 +64,8 @@ def kind_of(obj: dict[str, Any]) -> Kind | None:
     Raises UnsupportedVersion for a known kind at an unknown version of its group
     (for example resource.k8s.io/v1alpha2, the classic DRA API removed in Kubernetes 1.32).
     """
-    kind = KINDS.get(obj.get("kind"))  # type: ignore[arg-type]
+    name = obj.get("kind")
+    kind = KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
         return None
     group, version = split_api_version(str(obj.get("apiVersion", "")))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from dradash.dra.fields import mapping, mappings, strings, text
@@ -48,12 +49,22 @@ def requirement_matches(req: dict[str, Any], labels: dict[str, str]) -> bool:
     if op == "DoesNotExist":
         return not present
     if op in ("Gt", "Lt") and present and len(values) == 1:
-        try:
-            have, want = int(value), int(values[0])
-        except ValueError:
+        have, want = _int64(value), _int64(values[0])
+        if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want
     return False
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _int64(value: str) -> int | None:
+    """strconv.ParseInt(value, 10, 64): no underscores or spaces, within int64."""
+    if not _INTEGER.fullmatch(value):
+        return None
+    number = int(value)
+    return number if -(2**63) <= number < 2**63 else None
 
 
 def selector_node_names(selector: Any) -> list[str] | None:

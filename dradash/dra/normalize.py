@@ -36,26 +36,25 @@ def normalize(obj: dict[str, Any]) -> dict[str, Any]:
     if group != RESOURCE_GROUP:
         return obj
     kind = obj.get("kind")
+    spec = obj.get("spec")
     if kind == "ResourceClaim":
-        out = _with_spec(obj, _claim_spec(obj.get("spec")))
-    elif kind == "ResourceClaimTemplate":
-        spec = obj.get("spec")
-        if isinstance(spec, dict):
-            spec = {**spec, "spec": _claim_spec(spec.get("spec"))}
-        out = _with_spec(obj, spec)
+        spec = _claim_spec(spec)
+    elif kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        inner = _claim_spec(spec.get("spec"))
+        if inner is not spec.get("spec"):
+            spec = {**spec, "spec": inner}
     elif kind == "ResourceSlice":
-        out = _with_spec(obj, _slice_spec(obj.get("spec")))
-    else:
-        out = dict(obj)
-    out["apiVersion"] = V1
-    return out
-
-
-def _with_spec(obj: dict[str, Any], spec: Any) -> dict[str, Any]:
-    out = dict(obj)
+        spec = _slice_spec(spec)
+    if spec is obj.get("spec") and obj.get("apiVersion") == V1:
+        return obj
+    out = {**obj, "apiVersion": V1}
     if spec is not None:
         out["spec"] = spec
     return out
+
+
+def _same_or_new(old: list[Any], new: list[Any]) -> list[Any]:
+    return old if all(a is b for a, b in zip(old, new, strict=True)) else new
 
 
 def _claim_spec(spec: Any) -> Any:
@@ -64,24 +63,31 @@ def _claim_spec(spec: Any) -> Any:
     devices = spec.get("devices")
     if not isinstance(devices, dict) or not isinstance(devices.get("requests"), list):
         return spec
-    requests = [_request(r) for r in devices["requests"]]
+    old = devices["requests"]
+    requests = _same_or_new(old, [_request(r) for r in old])
+    if requests is old:
+        return spec
     return {**spec, "devices": {**devices, "requests": requests}}
 
 
 def _request(request: Any) -> Any:
     if not isinstance(request, dict) or "exactly" in request:
         return request
-    if "firstAvailable" in request:
-        return {k: v for k, v in request.items() if k not in _EXACT_FIELDS}
-    exactly = {k: request[k] for k in _EXACT_FIELDS if k in request}
+    flat = {k: request[k] for k in _EXACT_FIELDS if k in request}
+    if "firstAvailable" in request and not flat:
+        return request
+    # Like Kubernetes' conversion: flat fields move under "exactly", even beside
+    # firstAvailable (which validation then rejects).
     rest = {k: v for k, v in request.items() if k not in _EXACT_FIELDS}
-    return {**rest, "exactly": exactly}
+    return {**rest, "exactly": flat}
 
 
 def _slice_spec(spec: Any) -> Any:
     if not isinstance(spec, dict) or not isinstance(spec.get("devices"), list):
         return spec
-    return {**spec, "devices": [_device(d) for d in spec["devices"]]}
+    old = spec["devices"]
+    devices = _same_or_new(old, [_device(d) for d in old])
+    return spec if devices is old else {**spec, "devices": devices}
 
 
 def _device(device: Any) -> Any:

@@ -316,6 +316,10 @@ class Event(Resource):
         return (kind, namespace, text(obj.get("name")))
 
     @property
+    def involved_uid(self) -> str:
+        return text(self.involved.get("uid"))
+
+    @property
     def type(self) -> str:
         return text(self.raw.get("type"))
 

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from dradash.dra.fields import mappings, text
@@ -48,6 +49,22 @@ WRAPPERS: dict[str, type[Resource]] = {
     )
 }
 
+
+def _not_last(items: list[Any], item: Any) -> bool:
+    """Pods are linked one at a time, so a repeat can only be the last item added."""
+    return not items or items[-1] is not item
+
+
+def _time(value: str) -> datetime:
+    """An RFC 3339 timestamp as a datetime, for ordering; unparsable ones sort first."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return _EARLIEST
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
 _DRIVER_IN_SELECTOR = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
 
 
@@ -231,15 +248,24 @@ class ClusterState:
 
     def _link_pods(self) -> None:
         jobs_by_uid = {j.uid: j for j in self.jobs.values() if j.uid}
+        # Claims generated for a Pod, by (owner pod, pod claim name): found before the
+        # controller records them in the Pod's status.
+        self._generated = {
+            (id(c.owner_pod), c.pod_claim_name): c
+            for c in self.claims.values()
+            if c.owner_pod is not None and c.pod_claim_name
+        }
         for pod in self.pods.values():
             if pod.node_name and (node := self.nodes.get(pod.node_name)):
                 pod.node = node
                 node.pods.append(pod)
             owner = pod.controller_owner("Job")
             if owner is not None:
-                job = jobs_by_uid.get(text(owner.get("uid"))) or self.jobs.get(
-                    (pod.namespace, text(owner.get("name")))
-                )
+                job = jobs_by_uid.get(text(owner.get("uid")))
+                if job is None:
+                    candidate = self.jobs.get((pod.namespace, text(owner.get("name"))))
+                    if candidate is not None and (not owner.get("uid") or not candidate.uid):
+                        job = candidate
                 if job is not None:
                     pod.job = job
                     job.pods.append(pod)
@@ -265,12 +291,12 @@ class ClusterState:
                 ref.source = "template"
                 ref.template_name = template_name
                 ref.template = self.templates.get((pod.namespace, template_name))
-                if ref.template is not None:
+                if ref.template is not None and _not_last(ref.template.pods, pod):
                     ref.template.pods.append(pod)
                 self._resolve_generated(pod, ref, statuses.get(name))
             else:
                 ref.status = "invalid"
-            if ref.claim is not None:
+            if ref.claim is not None and _not_last(ref.claim.pods, pod):
                 ref.claim.pods.append(pod)
             pod.claim_refs.append(ref)
         extended = pod.extended_resource_claim
@@ -288,7 +314,7 @@ class ClusterState:
                     for m in mappings(extended.get("requestMappings"))
                 ],
             )
-            if claim is not None:
+            if claim is not None and _not_last(claim.pods, pod):
                 claim.pods.append(pod)
             pod.claim_refs.append(ref)
 
@@ -296,10 +322,8 @@ class ClusterState:
         if status is None:
             # The controller has not recorded a claim yet. It may have created one already:
             # look for a claim this Pod controls with the matching pod-claim-name annotation.
-            for claim in self.claims.values():
-                if claim.owner_pod is pod and claim.pod_claim_name == ref.name:
-                    ref.claim, ref.claim_name = claim, claim.name
-                    break
+            if claim := self._generated.get((id(pod), ref.name)):
+                ref.claim, ref.claim_name = claim, claim.name
             if ref.claim is None:
                 ref.status = "template-missing" if ref.template is None else "not-created"
                 return
@@ -315,16 +339,21 @@ class ClusterState:
             ref.status = "not-owned"
         else:
             ref.claim.template = ref.template
-            if ref.template is not None:
+            if ref.template is not None and _not_last(ref.template.claims, ref.claim):
                 ref.template.claims.append(ref.claim)
 
     def _link_events(self) -> None:
         for event in self.events:
             self._events_by_key[event.involved_key].append(event)
         for key, events in self._events_by_key.items():
-            events.sort(key=lambda e: e.last_seen)
-            if obj := self.get(*key):
-                obj.events = events
+            obj = self.get(*key)
+            if obj is None:
+                continue
+            # Like kubectl describe: events of an earlier object with the same name stay out.
+            mine = [
+                e for e in events if not (e.involved_uid and obj.uid) or e.involved_uid == obj.uid
+            ]
+            obj.events = sorted(mine, key=lambda e: _time(e.last_seen))
 
     # --- reading ---------------------------------------------------------------------------
 

@@ -98,11 +98,18 @@ def snapshot_summary(state: ClusterState) -> dict[str, Any]:
     claim_states: dict[str, int] = {}
     for c in state.claims.values():
         claim_states[c.state] = claim_states.get(c.state, 0) + 1
+    attention = [
+        p
+        for p in sorted(pods, key=lambda p: (p.namespace, p.name))
+        if p.phase in ("Pending", "Failed", "Unknown")
+        or any(c.state[0] == "waiting" for c in p.containers if not c.init)
+    ]
     devices = list(state.devices.values())
     pools = list(state.pools.values())
     return {
         "dra_pods": len(pods),
         "pod_phases": dict(sorted(phases.items())),
+        "attention": attention,
         "claims": len(state.claims),
         "claim_states": claim_states,
         "devices": len(devices),

@@ -5,8 +5,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from dradash.api import BaseApi
 from dradash.snapshots.selectors import snapshot_list
 
 
@@ -34,7 +34,7 @@ class SnapshotOutputSerializer(serializers.Serializer):
         return data
 
 
-class SnapshotListApi(APIView):
+class SnapshotListApi(BaseApi):
     class FilterSerializer(serializers.Serializer):
         cluster = serializers.CharField(required=False)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
@@ -50,7 +50,7 @@ class SnapshotListApi(APIView):
         return Response(SnapshotOutputSerializer(snapshots, many=True).data)
 
 
-class SnapshotDetailApi(APIView):
+class SnapshotDetailApi(BaseApi):
     @extend_schema(responses=SnapshotOutputSerializer)
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)

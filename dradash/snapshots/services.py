@@ -7,12 +7,13 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -172,6 +173,53 @@ def bundle_export(snapshot: Snapshot) -> Iterator[str]:
     return write_bundle(snapshot_info(snapshot), objects())
 
 
+@transaction.atomic
+def snapshot_delete(snapshot: Snapshot) -> None:
+    snapshot.delete()
+    blobs_prune()
+
+
+def blobs_prune() -> int:
+    """Delete stored objects no snapshot refers to any more."""
+    unused = ObjectBlob.objects.filter(
+        ~Exists(SnapshotObject.objects.filter(blob_id=OuterRef("pk")))
+    )
+    deleted, _ = unused.delete()
+    return deleted
+
+
+@transaction.atomic
+def demo_load() -> list[Snapshot]:
+    """Replace the demo cluster's snapshots with freshly built ones (see dradash.demo.cluster)."""
+    from dradash.demo import cluster as demo
+
+    for old in Snapshot.objects.filter(cluster__name=demo.CLUSTER, source=Snapshot.Source.DEMO):
+        old.delete()
+    blobs_prune()
+    snapshots = []
+    for later in (False, True):
+        bundle = parse_bundle(
+            [
+                (
+                    f"demo-{'later' if later else 'first'}.json",
+                    json.dumps(demo.build(later)).encode(),
+                )
+            ],
+            max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES,
+        )
+        snapshots.append(
+            snapshot_store(
+                cluster=cluster_for_name(demo.CLUSTER),
+                objects=bundle.objects,
+                source=Snapshot.Source.DEMO,
+                captured_at=demo.CAPTURED[later].replace(tzinfo=UTC),
+                server_version=demo.SERVER_VERSION,
+                api_versions=demo.API_VERSIONS,
+            )
+        )
+    return snapshots
+
+
 # --- uploads through the web: a run, finished by a Celery task ---------------------------
 
 
@@ -192,9 +240,20 @@ def upload_run_create(
 
 
 def upload_run_process(run_id: int) -> None:
-    """Import a queued upload run. Safe to call twice: only one caller claims the run."""
-    claimed = SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.QUEUED).update(
-        status=SnapshotRun.Status.RUNNING, started_at=timezone.now()
+    """Import a queued upload run. Safe to call twice: only one caller claims the run.
+
+    A run left "running" for longer than the task time limit belonged to a worker that died;
+    the redelivered task (acks_late) takes it over.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    claimed = (
+        SnapshotRun.objects.filter(id=run_id)
+        .filter(
+            Q(status=SnapshotRun.Status.QUEUED)
+            | Q(status=SnapshotRun.Status.RUNNING, started_at__lt=stale)
+        )
+        .update(status=SnapshotRun.Status.RUNNING, started_at=now)
     )
     if not claimed:
         logger.info("upload run %s is not queued (already taken or gone)", run_id)

@@ -1,0 +1,80 @@
+"""Fixtures shared by the whole suite. The database comes from DATABASE_URL (PostgreSQL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from rest_framework.test import APIClient
+
+USER_PASSWORD = "pw-for-tests"
+NOT_POSTGRESQL = (
+    "The database tests need PostgreSQL, but the configured database engine is {engine}. "
+    "Run `python3 dev.py test` (it sets up PostgreSQL and Redis), or set DATABASE_URL, e.g. "
+    "DATABASE_URL=postgres://dradash:dradash@127.0.0.1:5432/dradash"
+)
+
+
+@pytest.fixture(scope="session")
+def _require_postgresql() -> None:
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if "postgresql" not in engine:
+        pytest.exit(NOT_POSTGRESQL.format(engine=engine), returncode=1)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(_require_postgresql: None, django_db_setup: None) -> None:
+    """pytest-django's test databases, refused on SQLite.
+
+    Checked here, not at import, so tests that need no database (tests/dra/) run anywhere.
+    """
+
+
+@pytest.fixture(autouse=True)
+def _clear_state_cache() -> Iterator[None]:
+    """Parsed snapshots are cached per process by id, and test databases reuse ids."""
+    from dradash.snapshots.selectors import state_cache
+
+    state_cache.clear()
+    yield
+    state_cache.clear()
+
+
+@pytest.fixture
+def user(db: None, django_user_model: Any) -> Any:
+    """A regular (not staff) user; log in with USER_PASSWORD."""
+    return django_user_model.objects.create_user(
+        username="alice", email="alice@example.com", password=USER_PASSWORD
+    )
+
+
+@pytest.fixture
+def client_logged_in(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def api_client(user: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture
+def demo(db: None) -> list[Any]:
+    """The demo cluster's two snapshots (see dradash.demo.cluster), earlier one first."""
+    from dradash.snapshots.services import demo_load
+
+    return demo_load()
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    """Real manifests from DRA drivers and docs; INDEX.md there describes each file."""
+    return Path(__file__).parent / "fixtures" / "upstream"

@@ -1,0 +1,59 @@
+"""Everything needs a login; nothing leaks to an anonymous visitor."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+PAGES = [
+    ("home", ()),
+    ("upload", ()),
+    ("snapshot-detail", (1,)),
+    ("snapshot-bundle", (1,)),
+    ("claim-list", (1,)),
+    ("pod-list", (1,)),
+    ("pod-detail", (1, "inference", "vllm-0")),
+    ("claim-detail", (1, "gpu-test2", "single-gpu")),
+    ("run-detail", (1,)),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), PAGES)
+def test_pages_redirect_anonymous_visitors_to_the_login_page(client, demo, name, args) -> None:
+    url = reverse(name, args=args)
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('login')}?next={url}"
+
+
+@pytest.mark.parametrize("url", ["/api/v1/snapshots/", "/api/v1/snapshots/1/", "/api/schema/"])
+def test_api_refuses_anonymous_requests(client, demo, url) -> None:
+    assert client.get(url).status_code in (401, 403)
+
+
+def test_the_login_page_itself_is_open_and_logs_in(client, user) -> None:
+    assert client.get(reverse("login")).status_code == 200
+    response = client.post(
+        reverse("login"), {"username": user.username, "password": "pw-for-tests"}
+    )
+    assert response.status_code == 302
+    assert client.get(reverse("home")).status_code == 200
+
+
+def test_upload_needs_a_csrf_token(user) -> None:
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    assert client.post(reverse("upload"), {}).status_code == 403
+
+
+def test_pages_carry_security_headers(client_logged_in) -> None:
+    response = client_logged_in.get(reverse("home"))
+    csp = response["Content-Security-Policy"]
+    assert "script-src 'self'" in csp
+    assert "unsafe-inline" not in csp
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
