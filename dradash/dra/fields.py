@@ -6,19 +6,21 @@ from typing import Any
 
 
 def mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+    return value if type(value) is dict else {}
 
 
 def items(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+    return value if type(value) is list else []
 
 
 def mappings(value: Any) -> list[dict[str, Any]]:
-    return [v for v in items(value) if isinstance(v, dict)]
+    if type(value) is not list:
+        return []
+    return [v for v in value if type(v) is dict]
 
 
 def text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+    return value if type(value) is str else ""
 
 
 def number(value: Any, default: int = 0) -> int:

@@ -8,6 +8,7 @@ filled in by ``ClusterState``. Nothing here raises on a missing or mistyped fiel
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar
 
 from dradash.dra.fields import dig, items, mapping, mappings, number, strings, text
@@ -24,31 +25,31 @@ class Resource:
         self.api_version = api_version or text(raw.get("apiVersion"))
         self.events: list[Event] = []
 
-    @property
+    @cached_property
     def metadata(self) -> dict[str, Any]:
         return mapping(self.raw.get("metadata"))
 
-    @property
+    @cached_property
     def spec(self) -> dict[str, Any]:
         return mapping(self.raw.get("spec"))
 
-    @property
+    @cached_property
     def status(self) -> dict[str, Any]:
         return mapping(self.raw.get("status"))
 
-    @property
+    @cached_property
     def name(self) -> str:
         return text(self.metadata.get("name"))
 
-    @property
+    @cached_property
     def namespace(self) -> str:
         return (text(self.metadata.get("namespace")) or "default") if self.namespaced else ""
 
-    @property
+    @cached_property
     def uid(self) -> str:
         return text(self.metadata.get("uid"))
 
-    @property
+    @cached_property
     def labels(self) -> dict[str, str]:
         return {k: v for k, v in mapping(self.metadata.get("labels")).items() if isinstance(v, str)}
 
@@ -249,7 +250,7 @@ class Pod(Resource):
     def uses_dra(self) -> bool:
         return bool(self.resource_claims or self.extended_resource_claim)
 
-    @property
+    @cached_property
     def containers(self) -> list[Container]:
         statuses: dict[tuple[bool, str], dict[str, Any]] = {}
         for init, field_name in ((True, "initContainerStatuses"), (False, "containerStatuses")):

@@ -28,30 +28,41 @@ class PodRow:
     unresolved: int  # claim references that do not resolve to an existing claim
 
 
+def _all_claim_rows(state: ClusterState) -> list[ClaimRow]:
+    return [
+        ClaimRow(
+            claim=claim,
+            classes=claim.class_names,
+            drivers=state.claim_drivers(claim),
+            nodes=state.claim_nodes(claim),
+        )
+        for claim in sorted(state.claims.values(), key=lambda c: (c.namespace, c.name))
+    ]
+
+
 def claim_rows(state: ClusterState, filters: dict[str, Any]) -> list[ClaimRow]:
-    rows = []
+    """Claims matching the filters (computed once per snapshot, filtered per request)."""
+    rows = state.derived("claim-rows", _all_claim_rows)
     q = (filters.get("q") or "").lower()
-    for claim in sorted(state.claims.values(), key=lambda c: (c.namespace, c.name)):
-        if filters.get("namespace") and claim.namespace != filters["namespace"]:
-            continue
-        if filters.get("state") and claim.state != filters["state"]:
-            continue
-        if q and q not in claim.name.lower():
-            continue
-        classes = claim.class_names
-        if filters.get("device_class") and filters["device_class"] not in classes:
-            continue
-        drivers = state.claim_drivers(claim)
-        if filters.get("driver") and filters["driver"] not in drivers:
-            continue
-        nodes = state.claim_nodes(claim)
-        if filters.get("node") and filters["node"] not in nodes:
-            continue
-        rows.append(ClaimRow(claim=claim, classes=classes, drivers=drivers, nodes=nodes))
+    checks = [
+        (filters.get("namespace"), lambda r, v: r.claim.namespace == v),
+        (filters.get("state"), lambda r, v: r.claim.state == v),
+        (q, lambda r, v: v in r.claim.name.lower()),
+        (filters.get("device_class"), lambda r, v: v in r.classes),
+        (filters.get("driver"), lambda r, v: v in r.drivers),
+        (filters.get("node"), lambda r, v: v in r.nodes),
+    ]
+    for value, check in checks:
+        if value:
+            rows = [r for r in rows if check(r, value)]
     return rows
 
 
 def claim_filter_options(state: ClusterState) -> dict[str, list[str]]:
+    return state.derived("claim-filter-options", _claim_filter_options)
+
+
+def _claim_filter_options(state: ClusterState) -> dict[str, list[str]]:
     classes = set(state.classes)
     drivers = {s.driver for s in state.slices.values() if s.driver}
     for claim in state.claims.values():
@@ -64,24 +75,38 @@ def claim_filter_options(state: ClusterState) -> dict[str, list[str]]:
     }
 
 
+def _all_pod_rows(state: ClusterState) -> list[PodRow]:
+    return [
+        PodRow(
+            pod=pod,
+            claims=len(pod.claim_refs),
+            unresolved=sum(1 for r in pod.claim_refs if r.status != "ok"),
+        )
+        for pod in sorted(state.dra_pods, key=lambda p: (p.namespace, p.name))
+    ]
+
+
 def pod_rows(state: ClusterState, filters: dict[str, Any]) -> list[PodRow]:
-    rows = []
+    """Pods using DRA that match the filters."""
+    rows = state.derived("pod-rows", _all_pod_rows)
     q = (filters.get("q") or "").lower()
-    for pod in sorted(state.dra_pods, key=lambda p: (p.namespace, p.name)):
-        if filters.get("namespace") and pod.namespace != filters["namespace"]:
-            continue
-        if filters.get("phase") and pod.phase != filters["phase"]:
-            continue
-        if filters.get("node") and pod.node_name != filters["node"]:
-            continue
-        if q and q not in pod.name.lower():
-            continue
-        unresolved = sum(1 for r in pod.claim_refs if r.status != "ok")
-        rows.append(PodRow(pod=pod, claims=len(pod.claim_refs), unresolved=unresolved))
+    checks = [
+        (filters.get("namespace"), lambda r, v: r.pod.namespace == v),
+        (filters.get("phase"), lambda r, v: r.pod.phase == v),
+        (filters.get("node"), lambda r, v: r.pod.node_name == v),
+        (q, lambda r, v: v in r.pod.name.lower()),
+    ]
+    for value, check in checks:
+        if value:
+            rows = [r for r in rows if check(r, value)]
     return rows
 
 
 def pod_filter_options(state: ClusterState) -> dict[str, list[str]]:
+    return state.derived("pod-filter-options", _pod_filter_options)
+
+
+def _pod_filter_options(state: ClusterState) -> dict[str, list[str]]:
     pods = state.dra_pods
     return {
         "namespaces": sorted({p.namespace for p in pods}),
@@ -91,6 +116,10 @@ def pod_filter_options(state: ClusterState) -> dict[str, list[str]]:
 
 def snapshot_summary(state: ClusterState) -> dict[str, Any]:
     """Headline figures for the overview page."""
+    return state.derived("summary", _snapshot_summary)
+
+
+def _snapshot_summary(state: ClusterState) -> dict[str, Any]:
     pods = state.dra_pods
     phases: dict[str, int] = {}
     for p in pods:

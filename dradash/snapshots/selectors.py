@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 
 from dradash.clusters.models import Cluster
-from dradash.dra.state import ClusterState, SnapshotMeta
+from dradash.dra.state import ClusterState, SnapshotMeta, gc_paused
 from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
 
 
@@ -73,4 +73,6 @@ def _load_state(snapshot: Snapshot) -> ClusterState:
         server_version=snapshot.server_version,
         api_versions=list(snapshot.api_versions),
     )
-    return ClusterState.build((json.loads(data) for data in rows.iterator(chunk_size=2000)), meta)
+    with gc_paused():
+        objects = [json.loads(data) for data in rows.iterator(chunk_size=2000)]
+        return ClusterState.build(objects, meta)
