@@ -56,6 +56,7 @@ def snapshot_bundle(request: HtmxHttpRequest, snapshot_id: int) -> StreamingHttp
 
 
 @require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
 def upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
@@ -68,7 +69,9 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
             return redirect("run-detail", run_id=run.pk)
     else:
         form = UploadForm()
-    return render(request, "snapshots/upload.html", {"form": form})
+    return render(
+        request, template_for(request, "snapshots/upload.html", "content"), {"form": form}
+    )
 
 
 @require_GET

@@ -102,6 +102,9 @@ def test_upload_page_has_a_form(client_logged_in) -> None:
     assert response.status_code == 200
     assert b'enctype="multipart/form-data"' in response.content
     assert b"csrfmiddlewaretoken" in response.content
+    fragment = client_logged_in.get(reverse("upload"), headers={"HX-Request": "true"})
+    assert b"<html" not in fragment.content
+    assert b'enctype="multipart/form-data"' in fragment.content
 
 
 def test_upload_imports_files_into_one_snapshot(
