@@ -203,6 +203,15 @@ def test_unknown_objects_are_404(client_logged_in, demo, name, args) -> None:
     assert client_logged_in.get(reverse(name, args=[demo[0].pk, *args])).status_code == 404
 
 
+def test_the_404_page_says_what_is_missing(client_logged_in, demo) -> None:
+    response = client_logged_in.get(
+        reverse("pod-detail", args=[demo[0].pk, "inference", "no-such-pod"])
+    )
+    html = response.content.decode()
+    assert f"No Pod inference/no-such-pod in snapshot {demo[0].pk}" in html
+    assert reverse("home") in html
+
+
 def test_lists_of_an_unknown_snapshot_are_404(client_logged_in) -> None:
     for name in ("claim-list", "pod-list"):
         assert client_logged_in.get(reverse(name, args=[424242])).status_code == 404
