@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "dradash.clusters",
     "dradash.snapshots",
     "dradash.explorer",
+    "dradash.playground",
 ]
 
 MIDDLEWARE = [
@@ -206,3 +207,7 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
+
+# Selector playground: wall-clock seconds one evaluation request may take (each expression also
+# has Kubernetes' cost limit).
+DRADASH_SELECTOR_TIME_LIMIT = envint("DRADASH_SELECTOR_TIME_LIMIT", 5)

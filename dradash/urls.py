@@ -9,9 +9,11 @@ from drf_spectacular.views import SpectacularAPIView
 urlpatterns = [
     path("", include("dradash.snapshots.urls")),
     path("", include("dradash.explorer.urls")),
+    path("", include("dradash.playground.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("dradash.snapshots.api_urls")),
+    path("api/v1/", include("dradash.playground.api_urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
 ]

@@ -113,6 +113,25 @@ def kv(mapping: Any) -> list[tuple[str, Any]]:
     return sorted(mapping.items()) if isinstance(mapping, dict) else []
 
 
+@register.filter
+def key_attributes(device: Any) -> list[tuple[str, Any]]:
+    from dradash.dra.matching import key_attributes as pick
+
+    return pick(device)
+
+
+@register.filter
+def head(items: Any, n: int) -> Any:
+    """The first n items (slice with a number from a variable)."""
+    return items[: int(n)]
+
+
+@register.simple_tag
+def query_params(**params: Any) -> str:
+    """A query string of the given parameters, empty ones left out."""
+    return query({}, **params)
+
+
 @register.simple_tag
 def query(params: dict[str, Any], **changes: Any) -> str:
     """The query string of the current filters with some values changed (empty ones dropped)."""

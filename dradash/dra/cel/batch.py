@@ -1,0 +1,88 @@
+"""Selectors over a whole fleet: one evaluation per distinct projection of the devices.
+
+A fleet of 40,000 GPUs has few distinct values of the attributes a selector reads (products,
+driver versions, NUMA nodes), so devices are grouped by that projection and each group is
+evaluated once. Selectors apply in order, like the allocator's selectorsMatch: a device class's
+selectors first, then the request's; the first that does not match decides, and the first error
+aborts (an error would abort scheduling of any Pod whose claim uses the selector).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dradash.dra.cel.compiler import Context, Program
+from dradash.dra.cel.device import DeviceInput, cel_device, conversion_error, projection
+from dradash.dra.cel.values import CelEvalError, Interrupted
+
+
+@dataclass(frozen=True)
+class Selector:
+    program: Program
+    label: str = ""  # "class gpu.nvidia.com: selector #0: " for a class's own selectors
+
+
+@dataclass
+class DeviceVerdict:
+    matches: bool | None  # None exactly when error is set
+    error: str | None = None
+    failed_clauses: list[str] = field(default_factory=list)  # for a device that does not match
+    clauses: int = 0  # how many top-level && clauses the deciding selector has
+    decided_by: str = ""  # the label of the selector that did not match or failed
+
+
+def evaluate_devices(
+    selectors: Sequence[Selector],
+    devices: Sequence[DeviceInput],
+    *,
+    errors: Sequence[str | None] | None = None,
+    time_limit: float | None = None,
+) -> list[DeviceVerdict]:
+    """One verdict per device. ``errors`` are precomputed conversion errors (see device.py)."""
+    deadline = time.monotonic() + time_limit if time_limit else None
+    reads = frozenset().union(*(s.program.reads for s in selectors))
+    verdicts: list[DeviceVerdict | None] = [None] * len(devices)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, device in enumerate(devices):
+        error = errors[i] if errors is not None else conversion_error(device)
+        if error is not None:
+            verdicts[i] = DeviceVerdict(matches=None, error=error)
+            continue
+        groups.setdefault(projection(reads, device), []).append(i)
+    for members in groups.values():
+        verdict = _evaluate(selectors, devices[members[0]], deadline)
+        for i in members:
+            verdicts[i] = verdict
+    return [v for v in verdicts if v is not None]
+
+
+def _evaluate(
+    selectors: Sequence[Selector], device: DeviceInput, deadline: float | None
+) -> DeviceVerdict:
+    if deadline is not None and time.monotonic() > deadline:
+        return DeviceVerdict(None, "not evaluated: dradash's time limit for this request ran out")
+    try:
+        value = cel_device(device)
+    except CelEvalError as exc:
+        return DeviceVerdict(None, str(exc))
+    for selector in selectors:
+        program = selector.program
+        try:
+            if not program.matches(value, Context(deadline=deadline)):
+                return DeviceVerdict(
+                    False,
+                    failed_clauses=program.failed_clauses(value, Context(deadline=deadline)),
+                    clauses=len(program.clauses),
+                    decided_by=selector.label,
+                )
+        except Interrupted:
+            return DeviceVerdict(
+                None, "not evaluated: dradash's time limit for this request ran out"
+            )
+        except CelEvalError as exc:
+            return DeviceVerdict(
+                None, f"{selector.label}CEL runtime error: {exc}", decided_by=selector.label
+            )
+    return DeviceVerdict(True)

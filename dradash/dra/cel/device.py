@@ -1,0 +1,159 @@
+"""A device as a CEL selector sees it, and the part of it one selector reads.
+
+``device.attributes`` and ``device.capacity`` are maps of domain → id → value. A published name
+``dra.example.com/model`` lands under domain ``dra.example.com``; an unqualified ``model`` under
+the device's driver (dra-reference §1.4). Attribute values become int, bool, string or Semver;
+capacities become Quantity. Like Kubernetes' compile.go, every attribute is converted before the
+expression runs, so one bad version string makes every selector fail on that device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from dradash.dra.cel.compiler import KEYS, DomainMap
+from dradash.dra.cel.quantity import Quantity, QuantityError
+from dradash.dra.cel.semver import Semver, SemverError
+from dradash.dra.cel.values import CelEvalError
+
+ABSENT = object()  # the projection of a path the device does not have
+
+
+@dataclass(frozen=True)
+class DeviceInput:
+    """The fields of a ResourceSlice device that selectors can read."""
+
+    driver: str
+    attributes: dict[str, Any]  # as published: {"model": {"string": "LATEST-GPU-MODEL"}}
+    capacity: dict[str, Any]  # as published: {"memory": {"value": "80Gi"}}
+    allow_multiple_allocations: bool = False
+
+
+def qualify(name: str, driver: str) -> tuple[str, str]:
+    """(domain, id): split at the first "/"; no domain means the driver's."""
+    domain, slash, ident = name.partition("/")
+    return (domain, ident) if slash else (driver, name)
+
+
+@lru_cache(maxsize=4096)
+def _semver(text: str) -> Semver:
+    return Semver.parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _quantity(text: str) -> Quantity:
+    return Quantity.parse(text)
+
+
+def attribute_value(name: str, raw: Any) -> Any:
+    """getAttributeValue(): the CEL value of one attribute, or CelEvalError."""
+    if isinstance(raw, dict):
+        if isinstance(raw.get("int"), int) and not isinstance(raw.get("int"), bool):
+            return raw["int"]
+        if isinstance(raw.get("bool"), bool):
+            return raw["bool"]
+        if isinstance(raw.get("string"), str):
+            return raw["string"]
+        if isinstance(raw.get("version"), str):
+            try:
+                return _semver(raw["version"])
+            except SemverError as exc:
+                raise CelEvalError(f"attribute {name}: parse semantic version: {exc}") from None
+    raise CelEvalError(f"attribute {name}: unsupported attribute value")
+
+
+def cel_device(device: DeviceInput) -> dict[str, Any]:
+    """The value of the ``device`` variable. Raises CelEvalError for an unusable attribute."""
+    attributes: DomainMap = DomainMap()
+    for name, raw in device.attributes.items():
+        domain, ident = qualify(name, device.driver)
+        attributes.setdefault(domain, {})[ident] = attribute_value(ident, raw)
+    capacity: DomainMap = DomainMap()
+    for name, raw in device.capacity.items():
+        domain, ident = qualify(name, device.driver)
+        value = raw.get("value") if isinstance(raw, dict) else raw
+        try:
+            capacity.setdefault(domain, {})[ident] = _quantity(str(value))
+        except QuantityError as exc:
+            raise CelEvalError(f"capacity {ident}: {exc}") from None
+    return {
+        "driver": device.driver,
+        "attributes": attributes,
+        "capacity": capacity,
+        "allowMultipleAllocations": device.allow_multiple_allocations,
+    }
+
+
+def conversion_error(device: DeviceInput) -> str | None:
+    """Why the device cannot be turned into a CEL value (every selector then fails on it)."""
+    for name, raw in device.attributes.items():
+        if isinstance(raw, dict) and "version" not in raw and len(raw) == 1:
+            value = next(iter(raw.values()))
+            if type(value) in (int, bool, str) and next(iter(raw)) in _PLAIN[type(value)]:
+                continue
+        try:
+            attribute_value(qualify(name, device.driver)[1], raw)
+        except CelEvalError as exc:
+            return str(exc)
+    for name, raw in device.capacity.items():
+        value = raw.get("value") if isinstance(raw, dict) else raw
+        try:
+            _quantity(str(value))
+        except QuantityError as exc:
+            return f"capacity {qualify(name, device.driver)[1]}: {exc}"
+    return None
+
+
+_PLAIN = {int: ("int",), bool: ("bool",), str: ("string",)}
+
+
+def projection(reads: frozenset[tuple[str, ...]], device: DeviceInput) -> tuple[Any, ...]:
+    """What of this device an expression reading ``reads`` can see: devices with equal
+    projections get the same result, so one evaluation serves them all."""
+    return tuple(_read(path, device) for path in sorted(reads))
+
+
+def _read(path: tuple[str, ...], device: DeviceInput) -> Any:
+    if not path:
+        return (
+            device.driver,
+            _freeze(device.attributes),
+            _freeze(device.capacity),
+            device.allow_multiple_allocations,
+        )
+    head = path[0]
+    if head == "driver":
+        return device.driver
+    if head == "allowMultipleAllocations":
+        return device.allow_multiple_allocations
+    published = device.attributes if head == "attributes" else device.capacity
+    if len(path) == 1:
+        return (device.driver, _freeze(published))
+    domain = path[1]
+    if domain == KEYS:
+        return frozenset(qualify(n, device.driver)[0] for n in published)
+    if len(path) == 2 or path[2] == KEYS:
+        in_domain = {
+            ident: raw
+            for n, raw in published.items()
+            for d, ident in [qualify(n, device.driver)]
+            if d == domain
+        }
+        return frozenset(in_domain) if len(path) == 3 else _freeze(in_domain)
+    ident = path[2]
+    qualified = published.get(f"{domain}/{ident}", ABSENT)
+    if qualified is not ABSENT:
+        return _freeze(qualified)
+    if domain == device.driver:
+        return _freeze(published.get(ident, ABSENT))
+    return ABSENT
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value

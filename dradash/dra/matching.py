@@ -1,0 +1,174 @@
+"""Which devices of a snapshot (or of some ResourceSlices) a CEL selector matches.
+
+Devices are those of current-generation pools, as the allocator sees them. With a DeviceClass,
+the class's selectors apply first, as in the allocator; the expression then decides for the
+devices the class lets through.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from dradash.dra.cel import (
+    CelCompileError,
+    DeviceInput,
+    DeviceVerdict,
+    Selector,
+    compile_selector,
+    evaluate_devices,
+)
+from dradash.dra.cel.device import conversion_error
+from dradash.dra.objects import Device
+from dradash.dra.state import ClusterState
+
+# Attributes worth a column in a table of devices, in order of preference.
+KEY_ATTRIBUTES = (
+    "productName",
+    "model",
+    "type",
+    "profile",
+    "architecture",
+    "driverVersion",
+    "resource.kubernetes.io/numaNode",
+)
+
+
+class UnknownDeviceClass(LookupError):
+    pass
+
+
+@dataclass
+class DeviceRow:
+    device: Device
+    verdict: DeviceVerdict
+    excluded_by_class: bool = False  # a class selector, not the expression, said no
+
+    @property
+    def state(self) -> str:
+        """ "matches" · "no-match" · "not-in-class" · "error"."""
+        if self.verdict.error is not None:
+            return "error"
+        if self.verdict.matches:
+            return "matches"
+        return "not-in-class" if self.excluded_by_class else "no-match"
+
+
+@dataclass
+class Evaluation:
+    expression: str
+    device_class: str | None = None
+    compile_error: str | None = None
+    rows: list[DeviceRow] = field(default_factory=list)
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = Counter(r.state for r in self.rows)
+        return {
+            "matched": counts["matches"],
+            "unmatched": counts["no-match"] + counts["not-in-class"],
+            "errors": counts["error"],
+        }
+
+    def by_state(self, state: str) -> list[DeviceRow]:
+        return [r for r in self.rows if r.state == state]
+
+    @property
+    def matching(self) -> list[DeviceRow]:
+        return self.by_state("matches")
+
+    @property
+    def excluded(self) -> list[DeviceRow]:
+        """Devices the device class's own selectors turned away."""
+        return self.by_state("not-in-class")
+
+    @property
+    def nearest_misses(self) -> list[DeviceRow]:
+        """Devices the expression rejected, those that failed the fewest clauses first."""
+        misses = self.by_state("no-match")
+        return sorted(misses, key=lambda r: (len(r.verdict.failed_clauses) or 99, r.device.key))
+
+    @property
+    def error_groups(self) -> list[tuple[str, list[DeviceRow]]]:
+        """Devices by error message, the most common first."""
+        groups: dict[str, list[DeviceRow]] = {}
+        for row in self.by_state("error"):
+            groups.setdefault(row.verdict.error or "", []).append(row)
+        return sorted(groups.items(), key=lambda item: -len(item[1]))
+
+
+def device_input(device: Device) -> DeviceInput:
+    return DeviceInput(
+        driver=device.driver,
+        attributes=device.attributes,
+        capacity=device.capacity,
+        allow_multiple_allocations=device.allow_multiple_allocations,
+    )
+
+
+def _device_table(state: ClusterState) -> tuple[list[Device], list[DeviceInput], list[str | None]]:
+    devices = sorted(state.devices.values(), key=lambda d: d.key)
+    inputs = [device_input(d) for d in devices]
+    return devices, inputs, [conversion_error(i) for i in inputs]
+
+
+def evaluate(
+    state: ClusterState,
+    expression: str,
+    *,
+    device_class: str | None = None,
+    time_limit: float | None = None,
+) -> Evaluation:
+    """The verdict of the expression on every device of the state. Raises UnknownDeviceClass."""
+    result = Evaluation(expression=expression, device_class=device_class)
+    selectors: list[Selector] = []
+    if device_class:
+        cls = state.classes.get(device_class)
+        if cls is None:
+            raise UnknownDeviceClass(f"device class {device_class} does not exist")
+        for i, class_expression in enumerate(cls.selectors):
+            label = f"class {device_class}: selector #{i}: "
+            try:
+                program = compile_selector(class_expression or "")
+            except CelCompileError as exc:
+                result.compile_error = f"{label}CEL compile error: {exc}"
+                return result
+            selectors.append(Selector(program, label))
+    try:
+        selectors.append(Selector(compile_selector(expression)))
+    except CelCompileError as exc:
+        result.compile_error = str(exc)
+        return result
+    devices, inputs, errors = state.derived("cel-device-table", _device_table)
+    verdicts = evaluate_devices(selectors, inputs, errors=errors, time_limit=time_limit)
+    result.rows = [
+        DeviceRow(d, v, excluded_by_class=v.matches is False and bool(v.decided_by))
+        for d, v in zip(devices, verdicts, strict=True)
+    ]
+    return result
+
+
+def evaluate_slices(
+    slices: list[dict[str, Any]], expression: str, *, time_limit: float | None = None
+) -> Evaluation:
+    """The same for ResourceSlices given inline (any API version dradash reads)."""
+    return evaluate(ClusterState.build(slices), expression, time_limit=time_limit)
+
+
+def key_attributes(device: Device, limit: int = 4) -> list[tuple[str, Any]]:
+    """A few attributes that tell devices apart at a glance (name, value)."""
+    attributes = device.attributes
+    picked = []
+    for name in KEY_ATTRIBUTES:
+        for candidate in (name, f"{device.driver}/{name}"):
+            value = attributes.get(candidate)
+            if isinstance(value, dict) and value:
+                picked.append((name.rsplit("/", 1)[-1], next(iter(value.values()))))
+                break
+        if len(picked) == limit:
+            break
+    memory = device.capacity.get("memory") or device.capacity.get(f"{device.driver}/memory")
+    if isinstance(memory, dict) and len(picked) < limit:
+        picked.append(("memory", memory.get("value")))
+    return picked

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from dradash.api import BaseApi
+from dradash.dra import matching
+from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
+from dradash.playground.services import selector_evaluate
+from dradash.snapshots.models import Snapshot
+from dradash.snapshots.selectors import snapshot_list
+
+SLICE_API_VERSIONS = {f"{RESOURCE_GROUP}/{v}" for v in RESOURCE_VERSIONS}
+
+
+# The response is built by hand (serializers are too slow for 40,000 rows); these document it.
+class SelectorResultSerializer(serializers.Serializer):
+    driver = serializers.CharField()
+    pool = serializers.CharField()
+    device = serializers.CharField()
+    node = serializers.CharField(allow_null=True)
+    matches = serializers.BooleanField(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+    failed_clauses = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="For a device the expression rejects: its top-level && clauses that "
+        "are not true there.",
+    )
+
+
+class SelectorCompileErrorSerializer(serializers.Serializer):
+    message = serializers.CharField()
+
+
+class SelectorSummarySerializer(serializers.Serializer):
+    matched = serializers.IntegerField()
+    unmatched = serializers.IntegerField()
+    errors = serializers.IntegerField()
+
+
+class SelectorEvaluationSerializer(serializers.Serializer):
+    compile_error = SelectorCompileErrorSerializer(allow_null=True)
+    results = SelectorResultSerializer(many=True)
+    summary = SelectorSummarySerializer()
+
+
+class SelectorEvaluateApi(BaseApi):
+    """Which devices a CEL selector matches, as the Kubernetes scheduler would decide."""
+
+    class InputSerializer(serializers.Serializer):
+        expression = serializers.CharField(trim_whitespace=False)
+        snapshot = serializers.IntegerField(required=False, allow_null=True)
+        device_class = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+        resource_slices = serializers.ListField(
+            child=serializers.DictField(), required=False, allow_null=True, max_length=10_000
+        )
+
+        def validate_snapshot(self, value: int | None) -> Snapshot | None:
+            if value is None:
+                return None
+            snapshot = snapshot_list().filter(pk=value).first()
+            if snapshot is None:
+                raise serializers.ValidationError(f"snapshot {value} does not exist")
+            return snapshot
+
+        def validate_resource_slices(self, value: list[dict[str, Any]] | None) -> Any:
+            for i, obj in enumerate(value or []):
+                obj.setdefault("apiVersion", f"{RESOURCE_GROUP}/v1")
+                obj.setdefault("kind", "ResourceSlice")
+                if obj["kind"] != "ResourceSlice" or obj["apiVersion"] not in SLICE_API_VERSIONS:
+                    raise serializers.ValidationError(
+                        f"item {i} is a {obj['apiVersion']} {obj['kind']}, not a ResourceSlice "
+                        f"of {', '.join(sorted(SLICE_API_VERSIONS))}"
+                    )
+                if not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
+                    obj["metadata"] = {"name": f"inline-{i}"}
+            return value
+
+        def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+            has_snapshot = data.get("snapshot") is not None
+            has_slices = data.get("resource_slices") is not None
+            if has_snapshot == has_slices:
+                raise serializers.ValidationError("give either snapshot or resource_slices")
+            if data.get("device_class") and not has_snapshot:
+                raise serializers.ValidationError(
+                    {"device_class": "a device class needs a snapshot to come from"}
+                )
+            return data
+
+    @extend_schema(request=InputSerializer, responses=SelectorEvaluationSerializer)
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            evaluation = selector_evaluate(**data.validated_data)
+        except matching.UnknownDeviceClass as exc:
+            raise serializers.ValidationError({"device_class": [str(exc)]}) from None
+        error = evaluation.compile_error
+        return Response(
+            {
+                "compile_error": {"message": error} if error else None,
+                "results": [_result(row) for row in evaluation.rows],
+                "summary": evaluation.summary,
+            }
+        )
+
+
+def _result(row: matching.DeviceRow) -> dict[str, Any]:
+    device, verdict = row.device, row.verdict
+    return {
+        "driver": device.driver,
+        "pool": device.pool_name,
+        "device": device.name,
+        "node": device.node_name or None,
+        "matches": verdict.matches,
+        "error": verdict.error,
+        "failed_clauses": verdict.failed_clauses,
+    }

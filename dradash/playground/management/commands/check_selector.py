@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from dradash.dra import matching
+from dradash.playground.services import selector_evaluate
+from dradash.snapshots.selectors import snapshot_list
+
+
+class Command(BaseCommand):
+    help = (
+        "Evaluate a CEL device selector against a snapshot's devices. Exits 0 only when at least "
+        "one device matches and none errors, so CI pipelines can lint claims before deploying."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("expression", metavar="EXPR")
+        parser.add_argument("--snapshot", type=int, required=True, metavar="ID")
+        parser.add_argument(
+            "--class", dest="device_class", metavar="NAME", help="apply this DeviceClass first"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        snapshot = snapshot_list().filter(pk=options["snapshot"]).first()
+        if snapshot is None:
+            raise CommandError(f"snapshot {options['snapshot']} does not exist")
+        try:
+            evaluation = selector_evaluate(
+                expression=options["expression"],
+                snapshot=snapshot,
+                device_class=options["device_class"],
+            )
+        except matching.UnknownDeviceClass as exc:
+            raise CommandError(f"{exc} in snapshot {snapshot.pk}") from None
+        if evaluation.compile_error:
+            raise CommandError(f"the expression does not compile: {evaluation.compile_error}")
+        summary = evaluation.summary
+        scope = f" of class {evaluation.device_class}" if evaluation.device_class else ""
+        self.stdout.write(
+            f"{len(evaluation.rows)} devices in snapshot {snapshot.pk}{scope}: "
+            f"{summary['matched']} match, {summary['unmatched']} do not, "
+            f"{summary['errors']} errors"
+        )
+        for message, rows in evaluation.error_groups:
+            names = ", ".join("/".join(r.device.key) for r in rows[:3])
+            more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+            self.stdout.write(f"  error on {len(rows)} devices ({names}{more}): {message}")
+        if summary["errors"]:
+            raise CommandError(
+                "the selector raises errors: the scheduler would abort scheduling of any Pod "
+                "whose claim uses it"
+            )
+        if not summary["matched"]:
+            raise CommandError("no device matches the selector")
