@@ -17,6 +17,8 @@ PAGES = [
     ("pod-detail", (1, "inference", "vllm-0")),
     ("claim-detail", (1, "gpu-test2", "single-gpu")),
     ("run-detail", (1,)),
+    ("class-detail", (1, "gpu.nvidia.com")),
+    ("playground", ()),
 ]
 
 
@@ -28,7 +30,10 @@ def test_pages_redirect_anonymous_visitors_to_the_login_page(client, demo, name,
     assert response["Location"] == f"{reverse('login')}?next={url}"
 
 
-@pytest.mark.parametrize("url", ["/api/v1/snapshots/", "/api/v1/snapshots/1/", "/api/schema/"])
+@pytest.mark.parametrize(
+    "url",
+    ["/api/v1/snapshots/", "/api/v1/snapshots/1/", "/api/schema/", "/api/v1/selectors/evaluate"],
+)
 def test_api_refuses_anonymous_requests(client, demo, url) -> None:
     assert client.get(url).status_code in (401, 403)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import (
     REFUSED_KINDS,
     ObjectKey,
@@ -180,29 +181,31 @@ def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]
         raise BundleError(filename, f"not UTF-8 text (byte {exc.start})") from None
     if not text.strip():
         raise BundleError(filename, "the file is empty")
-    documents = _documents(filename, text)
+    with gc_paused():
+        documents, from_json = _documents(filename, text)
     if all(doc is None for doc in documents):
         raise BundleError(filename, "no Kubernetes objects found")
     for index, doc in enumerate(documents, start=1):
         where = f"document {index}"
         if doc is None:
             continue
-        _check_plain(filename, where, doc)
+        if not from_json:  # JSON holds nothing _check_plain refuses (NaN is refused when parsed)
+            _check_plain(filename, where, doc)
         items = doc if isinstance(doc, list) else [doc]
         for position, item in enumerate(items, start=1):
             item_where = f"{where}, item {position}" if isinstance(doc, list) else where
             yield from _expand(filename, item_where, item)
 
 
-def _documents(filename: str, text: str) -> list[Any]:
+def _documents(filename: str, text: str) -> tuple[list[Any], bool]:
     """JSON when the text (after leading # comment lines) looks like it, else YAML."""
     body = text
     while body.lstrip().startswith("#"):
         body = body.lstrip().partition("\n")[2]
     if body.lstrip()[:1] not in ("{", "["):
-        return _yaml_documents(filename, text)
+        return _yaml_documents(filename, text), False
     try:
-        return [json.loads(body)]
+        return [json.loads(body, parse_constant=_refuse_constant)], True
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(body.rstrip()) or exc.msg.startswith("Unterminated string")
         comment_lines = text.count("\n", 0, len(text) - len(body))
@@ -213,12 +216,19 @@ def _documents(filename: str, text: str) -> list[Any]:
         )
     except RecursionError:
         json_error = BundleError(filename, "JSON is nested too deeply")
+    except ValueError as exc:  # NaN or Infinity, which JSON does not have
+        number = float(exc.args[0])  # nan, inf or -inf
+        raise BundleError(filename, f"has a number JSON cannot hold ({number})") from None
     if len(body) > YAML_FALLBACK_MAX and "{{" not in text:
         raise json_error
     try:  # YAML flow style, and templates like "{{- if … }}", also start with "{"
-        return _yaml_documents(filename, text)
+        return _yaml_documents(filename, text), False
     except BundleError as yaml_error:
         raise (yaml_error if "{{" in text else json_error) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
 
 
 def _yaml_documents(filename: str, text: str) -> list[Any]:

@@ -20,6 +20,7 @@ from dradash.dra.cel import (
     evaluate_devices,
 )
 from dradash.dra.cel.device import conversion_error
+from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device
 from dradash.dra.state import ClusterState
 
@@ -141,11 +142,12 @@ def evaluate(
         result.compile_error = str(exc)
         return result
     devices, inputs, errors = state.derived("cel-device-table", _device_table)
-    verdicts = evaluate_devices(selectors, inputs, errors=errors, time_limit=time_limit)
-    result.rows = [
-        DeviceRow(d, v, excluded_by_class=v.matches is False and bool(v.decided_by))
-        for d, v in zip(devices, verdicts, strict=True)
-    ]
+    with gc_paused():  # tens of thousands of small objects, none cyclic
+        verdicts = evaluate_devices(selectors, inputs, errors=errors, time_limit=time_limit)
+        result.rows = [
+            DeviceRow(d, v, excluded_by_class=v.matches is False and bool(v.decided_by))
+            for d, v in zip(devices, verdicts, strict=True)
+        ]
     return result
 
 

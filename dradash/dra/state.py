@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import gc
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from dradash.dra.fields import mappings, text
+from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import UnsupportedVersion, kind_of
-from dradash.dra.nodes import node_selector_matches
+from dradash.dra.nodes import node_selector_matches, selector_node_names
 from dradash.dra.normalize import normalize
 from dradash.dra.objects import (
     AllocationResult,
@@ -50,22 +49,6 @@ WRAPPERS: dict[str, type[Resource]] = {
         DeviceTaintRule,
     )
 }
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building large object graphs.
-
-    Building a snapshot allocates millions of containers and nothing cyclic that needs
-    collecting; the collector's repeated full scans otherwise double the time it takes.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _not_last(items: list[Any], item: Any) -> bool:
@@ -437,6 +420,9 @@ class ClusterState:
         selector = claim.allocation_node_selector
         if selector is None:
             return None
+        pinned = selector_node_names(selector)  # the usual `metadata.name In [node]`
+        if pinned is not None:
+            return sorted(n for n in pinned if n in self.nodes)
         return sorted(
             n.name for n in self.nodes.values() if node_selector_matches(selector, n.name, n.labels)
         )

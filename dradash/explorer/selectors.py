@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dradash.dra.objects import Pod, ResourceClaim
+from dradash.dra import matching
+from dradash.dra.objects import DeviceClass, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
 
 
@@ -150,4 +151,20 @@ def _snapshot_summary(state: ClusterState) -> dict[str, Any]:
         "drivers": sorted({p.driver for p in pools}),
         "classes": len(state.classes),
         "nodes": len(state.nodes),
+    }
+
+
+def class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]:
+    """A DeviceClass with the devices its selectors admit and the claims that ask for it."""
+    evaluation = matching.evaluate(state, "true", device_class=device_class.name)
+    admitted = evaluation.matching
+    return {
+        "cls": device_class,
+        "drivers": state.class_drivers(device_class),
+        "compile_error": evaluation.compile_error,
+        "devices": len(admitted),
+        "allocated": sum(1 for r in admitted if r.device.allocated),
+        "errors": evaluation.error_groups,
+        "claims": [c for c in state.claims.values() if device_class.name in c.class_names],
+        "templates": [t for t in state.templates.values() if device_class.name in t.class_names],
     }

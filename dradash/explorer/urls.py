@@ -13,6 +13,11 @@ urlpatterns = [
     ),
     path("snapshots/<int:snapshot_id>/pods/", views.pod_list, name="pod-list"),
     path(
+        "snapshots/<int:snapshot_id>/classes/<str:name>/",
+        views.class_detail,
+        name="class-detail",
+    ),
+    path(
         "snapshots/<int:snapshot_id>/pods/<str:namespace>/<str:name>/",
         views.pod_detail,
         name="pod-detail",

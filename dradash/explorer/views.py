@@ -13,6 +13,7 @@ from dradash.explorer.forms import CLAIM_STATES, ClaimFilterForm, PodFilterForm
 from dradash.explorer.selectors import (
     claim_filter_options,
     claim_rows,
+    class_info,
     pod_filter_options,
     pod_rows,
 )
@@ -107,4 +108,19 @@ def claim_detail(
         request,
         template_for(request, "explorer/claim.html", "content"),
         {"snapshot": snapshot, "chain": claim_chain(state, claim)},
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpResponse:
+    snapshot = _get_snapshot(snapshot_id)
+    state = snapshot_state(snapshot)
+    device_class = state.classes.get(name)
+    if device_class is None:
+        raise Http404(f"No DeviceClass {name} in snapshot {snapshot.pk}")
+    return render(
+        request,
+        template_for(request, "explorer/class.html", "content"),
+        {"snapshot": snapshot, "info": class_info(state, device_class)},
     )

@@ -10,7 +10,8 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 
 from dradash.clusters.models import Cluster
-from dradash.dra.state import ClusterState, SnapshotMeta, gc_paused
+from dradash.dra.gc import gc_paused
+from dradash.dra.state import ClusterState, SnapshotMeta
 from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
 
 

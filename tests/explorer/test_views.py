@@ -280,3 +280,27 @@ def test_cluster_strings_are_rendered_escaped(client_logged_in) -> None:
     assert "&lt;script&gt;alert" in page(
         client_logged_in, "pod-detail", snapshot.pk, "default", "web"
     )
+
+
+# --- device classes ----------------------------------------------------------------------
+
+
+def test_class_page_shows_selectors_devices_and_claims(client_logged_in, demo) -> None:
+    html = page(client_logged_in, "class-detail", demo[0].pk, "gpu.nvidia.com")
+    assert "device.attributes[&#x27;gpu.nvidia.com&#x27;].type == &#x27;gpu&#x27;" in html
+    assert "12 in current pools, 6 allocated" in html  # 8 H100 and 4 A100 GPUs
+    assert "nvidia.com/gpu" in html  # extended resource name
+    assert "vllm-0-gpus-q8z4m" in html
+    assert "open in playground" in html
+
+
+def test_class_page_as_htmx_fragment_and_404(client_logged_in, demo) -> None:
+    response = client_logged_in.get(
+        reverse("class-detail", args=[demo[0].pk, "mig.nvidia.com"]),
+        headers={"HX-Request": "true"},
+    )
+    assert response.status_code == 200
+    assert b"<html" not in response.content
+    assert b"9 in current pools, 1 allocated" in response.content
+    missing = client_logged_in.get(reverse("class-detail", args=[demo[0].pk, "gpu.amd.com"]))
+    assert missing.status_code == 404
