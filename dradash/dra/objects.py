@@ -610,23 +610,23 @@ class ResourceSlice(Resource):
         self.devices = [Device(self, d) for d in mappings(self.spec.get("devices"))]
         self.pool: Pool | None = None
 
-    @property
+    @cached_property
     def driver(self) -> str:
         return text(self.spec.get("driver"))
 
-    @property
+    @cached_property
     def pool_name(self) -> str:
         return text(dig(self.spec, "pool", "name"))
 
-    @property
+    @cached_property
     def generation(self) -> int:
         return number(dig(self.spec, "pool", "generation"))
 
-    @property
+    @cached_property
     def resource_slice_count(self) -> int:
         return number(dig(self.spec, "pool", "resourceSliceCount"), 1)
 
-    @property
+    @cached_property
     def node_name(self) -> str:
         return text(self.spec.get("nodeName"))
 

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from dradash.api import BaseApi
 from dradash.dra import matching
+from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
 from dradash.playground.services import selector_evaluate
 from dradash.snapshots.models import Snapshot
@@ -100,10 +101,12 @@ class SelectorEvaluateApi(BaseApi):
         except matching.UnknownDeviceClass as exc:
             raise serializers.ValidationError({"device_class": [str(exc)]}) from None
         error = evaluation.compile_error
+        with gc_paused():
+            results = [_result(row) for row in evaluation.rows]
         return Response(
             {
                 "compile_error": {"message": error} if error else None,
-                "results": [_result(row) for row in evaluation.rows],
+                "results": results,
                 "summary": evaluation.summary,
             }
         )

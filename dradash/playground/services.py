@@ -8,7 +8,7 @@ from django.conf import settings
 
 from dradash.dra import matching
 from dradash.snapshots.models import Snapshot
-from dradash.snapshots.selectors import snapshot_state
+from dradash.snapshots.selectors import DEVICE_KINDS, snapshot_state
 
 
 def selector_evaluate(
@@ -22,6 +22,9 @@ def selector_evaluate(
     limit = settings.DRADASH_SELECTOR_TIME_LIMIT
     if snapshot is not None:
         return matching.evaluate(
-            snapshot_state(snapshot), expression, device_class=device_class, time_limit=limit
+            snapshot_state(snapshot, DEVICE_KINDS),
+            expression,
+            device_class=device_class,
+            time_limit=limit,
         )
     return matching.evaluate_slices(resource_slices or [], expression, time_limit=limit)

@@ -11,7 +11,7 @@ from dradash.dra import matching
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.playground.forms import PlaygroundForm
 from dradash.playground.services import selector_evaluate
-from dradash.snapshots.selectors import snapshot_list, snapshot_state
+from dradash.snapshots.selectors import DEVICE_KINDS, snapshot_list, snapshot_state
 
 ROWS = 100  # rows per table, unless ?limit= asks for more
 
@@ -25,7 +25,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     data = form.cleaned_data
     snapshot = data["snapshot"] or snapshot_list().first()
     expression = data["expression"] or ""
-    classes = sorted(snapshot_state(snapshot).classes) if snapshot else []
+    classes = sorted(snapshot_state(snapshot, DEVICE_KINDS).classes) if snapshot else []
     evaluation, class_error = None, None
     if expression.strip() and snapshot is not None:
         try:

@@ -34,22 +34,33 @@ def run_list(*, limit: int = 10) -> QuerySet[SnapshotRun]:
     return SnapshotRun.objects.select_related("snapshot")[:limit]
 
 
+# What the selector playground needs: the devices and the classes, not the Pods and events.
+DEVICE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
+
+StateKey = tuple[int, tuple[str, ...] | None]
+
+
 class _StateCache:
-    """Parsed snapshots per process. Snapshots never change, so entries never go stale."""
+    """Parsed snapshots per process. Snapshots never change, so entries never go stale.
+
+    Entries are whole snapshots, or only some kinds of objects; a whole snapshot also serves
+    requests for some of its kinds.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._states: OrderedDict[int, ClusterState] = OrderedDict()
+        self._states: OrderedDict[StateKey, ClusterState] = OrderedDict()
 
-    def get(self, snapshot: Snapshot) -> ClusterState:
+    def get(self, snapshot: Snapshot, kinds: tuple[str, ...] | None = None) -> ClusterState:
         with self._lock:
-            state = self._states.get(snapshot.pk)
-            if state is not None:
-                self._states.move_to_end(snapshot.pk)
-                return state
-        state = _load_state(snapshot)
+            for key in ((snapshot.pk, None), (snapshot.pk, kinds)):
+                state = self._states.get(key)
+                if state is not None:
+                    self._states.move_to_end(key)
+                    return state
+        state = _load_state(snapshot, kinds)
         with self._lock:
-            self._states[snapshot.pk] = state
+            self._states[(snapshot.pk, kinds)] = state
             while len(self._states) > max(settings.DRADASH_STATE_CACHE_SIZE, 1):
                 self._states.popitem(last=False)
         return state
@@ -62,12 +73,15 @@ class _StateCache:
 state_cache = _StateCache()
 
 
-def snapshot_state(snapshot: Snapshot) -> ClusterState:
-    return state_cache.get(snapshot)
+def snapshot_state(snapshot: Snapshot, kinds: tuple[str, ...] | None = None) -> ClusterState:
+    """The snapshot's ClusterState; with ``kinds``, one holding only objects of those kinds."""
+    return state_cache.get(snapshot, kinds)
 
 
-def _load_state(snapshot: Snapshot) -> ClusterState:
-    rows = SnapshotObject.objects.filter(snapshot=snapshot).values_list("blob__data", flat=True)
+def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterState:
+    rows = SnapshotObject.objects.filter(snapshot=snapshot)
+    if kinds is not None:
+        rows = rows.filter(kind__in=kinds)
     meta = SnapshotMeta(
         cluster=snapshot.cluster.name,
         captured_at=snapshot.captured_at.isoformat(),
@@ -75,5 +89,5 @@ def _load_state(snapshot: Snapshot) -> ClusterState:
         api_versions=list(snapshot.api_versions),
     )
     with gc_paused():
-        objects = [json.loads(data) for data in rows.iterator(chunk_size=2000)]
-        return ClusterState.build(objects, meta)
+        data = rows.values_list("blob__data", flat=True).iterator(chunk_size=2000)
+        return ClusterState.build([json.loads(text) for text in data], meta)

@@ -89,10 +89,16 @@ def cel_device(device: DeviceInput) -> dict[str, Any]:
 def conversion_error(device: DeviceInput) -> str | None:
     """Why the device cannot be turned into a CEL value (every selector then fails on it)."""
     for name, raw in device.attributes.items():
-        if isinstance(raw, dict) and "version" not in raw and len(raw) == 1:
-            value = next(iter(raw.values()))
-            if type(value) in (int, bool, str) and next(iter(raw)) in _PLAIN[type(value)]:
+        if type(raw) is dict and len(raw) == 1:
+            ((kind, value),) = raw.items()
+            if type(value) is _PLAIN.get(kind):
                 continue
+            if kind == "version" and type(value) is str:
+                try:
+                    _semver(value)
+                    continue
+                except SemverError:
+                    pass
         try:
             attribute_value(qualify(name, device.driver)[1], raw)
         except CelEvalError as exc:
@@ -106,13 +112,35 @@ def conversion_error(device: DeviceInput) -> str | None:
     return None
 
 
-_PLAIN = {int: ("int",), bool: ("bool",), str: ("string",)}
+_PLAIN = {"int": int, "bool": bool, "string": str}
 
 
 def projection(reads: frozenset[tuple[str, ...]], device: DeviceInput) -> tuple[Any, ...]:
     """What of this device an expression reading ``reads`` can see: devices with equal
     projections get the same result, so one evaluation serves them all."""
-    return tuple(_read(path, device) for path in sorted(reads))
+    return tuple(read(device) for read in _readers(reads))
+
+
+@lru_cache(maxsize=512)
+def _readers(reads: frozenset[tuple[str, ...]]) -> tuple[Any, ...]:
+    return tuple(_reader(path) for path in sorted(reads))
+
+
+def _reader(path: tuple[str, ...]) -> Any:
+    """A function reading one path of a device (made once per path, used per device)."""
+    if len(path) == 3 and path[0] in ("attributes", "capacity") and KEYS not in path:
+        field, domain, ident = path
+        qualified = f"{domain}/{ident}"
+
+        def read_one(device: DeviceInput) -> Any:
+            published = device.attributes if field == "attributes" else device.capacity
+            value = published.get(qualified, ABSENT)
+            if value is ABSENT and domain == device.driver:
+                value = published.get(ident, ABSENT)
+            return _freeze(value)
+
+        return read_one
+    return lambda device: _read(path, device)
 
 
 def _read(path: tuple[str, ...], device: DeviceInput) -> Any:
@@ -152,6 +180,10 @@ def _read(path: tuple[str, ...], device: DeviceInput) -> Any:
 
 
 def _freeze(value: Any) -> Any:
+    if type(value) is dict and len(value) == 1:  # the usual {"string": "…"}
+        ((key, inner),) = value.items()
+        if type(inner) in (str, int, bool):
+            return (key, inner)
     if isinstance(value, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
     if isinstance(value, list):

@@ -37,6 +37,7 @@ _PARSER = lark.Lark(
     propagate_positions=True,
     maybe_placeholders=False,
     priority="invert",
+    cache=True,  # building the LALR tables takes seconds; Lark keeps them in a temp file
 )
 
 
