@@ -291,17 +291,6 @@ def _opt_value(o: Optional) -> Any:
     return o.value
 
 
-def _opt_or(o: Optional, other: Any) -> Any:
-    if not isinstance(other, Optional):
-        raise no_overload("or", o, other)
-    return o if o.present else other
-
-
-def _of_non_zero(value: Any) -> Optional:
-    zero = value is None or value in (False, 0, 0.0, "", b"") or value == [] or value == {}
-    return NONE if zero and not isinstance(value, Quantity | Semver) else Optional(value)
-
-
 # --- conversions --------------------------------------------------------------------------
 
 
