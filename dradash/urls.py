@@ -15,5 +15,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("dradash.snapshots.api_urls")),
     path("api/v1/", include("dradash.playground.api_urls")),
+    path("api/v1/", include("dradash.explorer.api_urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
 ]

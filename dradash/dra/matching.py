@@ -108,7 +108,15 @@ def device_input(device: Device) -> DeviceInput:
     )
 
 
-def _device_table(state: ClusterState) -> tuple[list[Device], list[DeviceInput], list[str | None]]:
+DeviceTable = tuple[list[Device], list[DeviceInput], list[str | None]]
+
+
+def device_table(state: ClusterState) -> DeviceTable:
+    """The devices of current pools, their CEL inputs and conversion errors (built once)."""
+    return state.derived("cel-device-table", _build_device_table)
+
+
+def _build_device_table(state: ClusterState) -> DeviceTable:
     devices = sorted(state.devices.values(), key=lambda d: d.key)
     inputs = [device_input(d) for d in devices]
     return devices, inputs, [conversion_error(i) for i in inputs]
@@ -141,9 +149,15 @@ def evaluate(
     except CelCompileError as exc:
         result.compile_error = str(exc)
         return result
-    devices, inputs, errors = state.derived("cel-device-table", _device_table)
+    devices, inputs, errors = device_table(state)
     with gc_paused():  # tens of thousands of small objects, none cyclic
-        verdicts = evaluate_devices(selectors, inputs, errors=errors, time_limit=time_limit)
+        verdicts = evaluate_devices(
+            selectors,
+            inputs,
+            errors=errors,
+            time_limit=time_limit,
+            columns=state.derived("cel-device-columns", lambda _: {}),
+        )
         result.rows = [
             DeviceRow(d, v, excluded_by_class=v.matches is False and bool(v.decided_by))
             for d, v in zip(devices, verdicts, strict=True)

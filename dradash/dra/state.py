@@ -360,6 +360,10 @@ class ClusterState:
 
     # --- reading ---------------------------------------------------------------------------
 
+    def peek(self, key: str) -> Any:
+        """A derived value if it has been computed already, else None."""
+        return self._derived.get(key)
+
     def derived(self, key: str, compute: Callable[[ClusterState], Any]) -> Any:
         """compute(self), once: a state never changes after build, so neither does this."""
         if key not in self._derived:

@@ -2,6 +2,10 @@ from __future__ import annotations
 
 from django import forms
 
+from dradash.dra.diagnosis import STAGE_TITLES
+
+STAGE_CHOICES = [("", "any stage"), *STAGE_TITLES.items()]
+
 CLAIM_STATES = [
     ("", "any state"),
     ("pending", "pending (unallocated)"),
@@ -18,6 +22,8 @@ class ClaimFilterForm(forms.Form):
     device_class = forms.CharField(required=False, max_length=253)
     driver = forms.CharField(required=False, max_length=253)
     node = forms.CharField(required=False, max_length=253)
+    stage = forms.ChoiceField(required=False, choices=STAGE_CHOICES)
+    reason = forms.CharField(required=False, max_length=64)
     page = forms.IntegerField(required=False, min_value=1)
 
 
@@ -26,4 +32,6 @@ class PodFilterForm(forms.Form):
     namespace = forms.CharField(required=False, max_length=253)
     phase = forms.CharField(required=False, max_length=32)
     node = forms.CharField(required=False, max_length=253)
+    stage = forms.ChoiceField(required=False, choices=STAGE_CHOICES)
+    reason = forms.CharField(required=False, max_length=64)
     page = forms.IntegerField(required=False, min_value=1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dradash.dra import matching
+from dradash.dra import diagnosis, findings, matching
 from dradash.dra.objects import DeviceClass, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
 
@@ -16,6 +16,7 @@ class ClaimRow:
     classes: list[str]
     drivers: list[str]
     nodes: list[str]
+    diagnosis: diagnosis.Diagnosis
 
     @property
     def devices(self) -> int:
@@ -27,15 +28,18 @@ class PodRow:
     pod: Pod
     claims: int
     unresolved: int  # claim references that do not resolve to an existing claim
+    diagnosis: diagnosis.Diagnosis
 
 
 def _all_claim_rows(state: ClusterState) -> list[ClaimRow]:
+    diagnoses = snapshot_diagnosis(state).claims
     return [
         ClaimRow(
             claim=claim,
             classes=claim.class_names,
             drivers=state.claim_drivers(claim),
             nodes=state.claim_nodes(claim),
+            diagnosis=diagnoses[(claim.namespace, claim.name)],
         )
         for claim in sorted(state.claims.values(), key=lambda c: (c.namespace, c.name))
     ]
@@ -52,6 +56,8 @@ def claim_rows(state: ClusterState, filters: dict[str, Any]) -> list[ClaimRow]:
         (filters.get("device_class"), lambda r, v: v in r.classes),
         (filters.get("driver"), lambda r, v: v in r.drivers),
         (filters.get("node"), lambda r, v: v in r.nodes),
+        (filters.get("stage"), lambda r, v: r.diagnosis.stage == v),
+        (filters.get("reason"), lambda r, v: r.diagnosis.reason == v),
     ]
     for value, check in checks:
         if value:
@@ -73,15 +79,18 @@ def _claim_filter_options(state: ClusterState) -> dict[str, list[str]]:
         "namespaces": sorted({ns for ns, _ in state.claims}),
         "classes": sorted(c for c in classes if c),
         "drivers": sorted(drivers),
+        "reasons": sorted({d.reason for d in snapshot_diagnosis(state).claims.values()}),
     }
 
 
 def _all_pod_rows(state: ClusterState) -> list[PodRow]:
+    diagnoses = snapshot_diagnosis(state).pods
     return [
         PodRow(
             pod=pod,
             claims=len(pod.claim_refs),
             unresolved=sum(1 for r in pod.claim_refs if r.status != "ok"),
+            diagnosis=diagnoses[(pod.namespace, pod.name)],
         )
         for pod in sorted(state.dra_pods, key=lambda p: (p.namespace, p.name))
     ]
@@ -96,6 +105,8 @@ def pod_rows(state: ClusterState, filters: dict[str, Any]) -> list[PodRow]:
         (filters.get("phase"), lambda r, v: r.pod.phase == v),
         (filters.get("node"), lambda r, v: r.pod.node_name == v),
         (q, lambda r, v: v in r.pod.name.lower()),
+        (filters.get("stage"), lambda r, v: r.diagnosis.stage == v),
+        (filters.get("reason"), lambda r, v: r.diagnosis.reason == v),
     ]
     for value, check in checks:
         if value:
@@ -112,6 +123,7 @@ def _pod_filter_options(state: ClusterState) -> dict[str, list[str]]:
     return {
         "namespaces": sorted({p.namespace for p in pods}),
         "phases": sorted({p.phase for p in pods}),
+        "reasons": sorted({d.reason for d in snapshot_diagnosis(state).pods.values()}),
     }
 
 
@@ -122,24 +134,24 @@ def snapshot_summary(state: ClusterState) -> dict[str, Any]:
 
 def _snapshot_summary(state: ClusterState) -> dict[str, Any]:
     pods = state.dra_pods
-    phases: dict[str, int] = {}
-    for p in pods:
-        phases[p.phase] = phases.get(p.phase, 0) + 1
+    diagnoses = snapshot_diagnosis(state)
     claim_states: dict[str, int] = {}
     for c in state.claims.values():
         claim_states[c.state] = claim_states.get(c.state, 0) + 1
-    attention = [
-        p
-        for p in sorted(pods, key=lambda p: (p.namespace, p.name))
-        if p.phase in ("Pending", "Failed", "Unknown")
-        or any(c.state[0] == "waiting" for c in p.containers if not c.init)
-    ]
+    stuck = sorted(
+        ((p, diagnoses.pods[(p.namespace, p.name)]) for p in pods),
+        key=lambda pd: (pd[1].stage_index, pd[0].namespace, pd[0].name),
+    )
     devices = list(state.devices.values())
     pools = list(state.pools.values())
     return {
         "dra_pods": len(pods),
-        "pod_phases": dict(sorted(phases.items())),
-        "attention": attention,
+        "stages": [
+            (stage, diagnosis.STAGE_TITLES[stage], n)
+            for stage, n in diagnoses.stage_counts().items()
+        ],
+        "reasons": [(stage, reason, n) for (stage, reason), n in diagnoses.reason_counts().items()],
+        "attention": [(p, d) for p, d in stuck if d.stuck],
         "claims": len(state.claims),
         "claim_states": claim_states,
         "devices": len(devices),
@@ -149,7 +161,7 @@ def _snapshot_summary(state: ClusterState) -> dict[str, Any]:
         "pools_incomplete": sum(1 for p in pools if not p.complete),
         "pools_invalid": sum(1 for p in pools if not p.valid),
         "drivers": sorted({p.driver for p in pools}),
-        "classes": len(state.classes),
+        "classes": sorted(state.classes),
         "nodes": len(state.nodes),
     }
 
@@ -168,3 +180,51 @@ def class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]
         "claims": [c for c in state.claims.values() if device_class.name in c.class_names],
         "templates": [t for t in state.templates.values() if device_class.name in t.class_names],
     }
+
+
+# --- diagnosis -----------------------------------------------------------------------------
+
+
+def snapshot_diagnosis(state: ClusterState) -> diagnosis.SnapshotDiagnosis:
+    """Every DRA Pod's and every claim's diagnosis (computed once per parsed snapshot)."""
+    return state.derived("diagnosis", lambda s: diagnosis.diagnose_all(s))
+
+
+def _explain_cache(state: ClusterState) -> dict[Any, Any]:
+    return state.derived("explain-cache", lambda s: {})
+
+
+def pod_diagnosis(state: ClusterState, pod: Pod) -> diagnosis.Diagnosis:
+    """One Pod's diagnosis, without diagnosing the whole snapshot when that is not done yet."""
+    whole = state.peek("diagnosis")
+    if whole is not None and (pod.namespace, pod.name) in whole.pods:
+        return whole.pods[(pod.namespace, pod.name)]
+    return diagnosis.diagnose_pod(state, pod, _explain_cache(state))
+
+
+def claim_diagnosis(state: ClusterState, claim: ResourceClaim) -> diagnosis.Diagnosis:
+    whole = state.peek("diagnosis")
+    if whole is not None:
+        return whole.claims[(claim.namespace, claim.name)]
+    return diagnosis.diagnose_claim(state, claim, None, _explain_cache(state))
+
+
+def claim_explanation(state: ClusterState, claim: ResourceClaim) -> Any:
+    """What the allocator would do with this claim now (for its first Pod, if any)."""
+    pod = next((p for p in claim.pods if not p.node_name), claim.pods[0] if claim.pods else None)
+    return diagnosis.explain_claims(state, [claim], pod, _explain_cache(state))
+
+
+def snapshot_findings(state: ClusterState) -> list[findings.Finding]:
+    return findings.find(state)  # cached on the state
+
+
+def object_findings(state: ClusterState, kind: str, namespace: str, name: str) -> list[Any]:
+    return [
+        f
+        for f in snapshot_findings(state)
+        if any(
+            o.get("kind") == kind and o.get("namespace", "") == namespace and o.get("name") == name
+            for o in f.objects
+        )
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
@@ -9,11 +11,16 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.dra.chain import claim_chain, pod_chain
+from dradash.dra.diagnosis import STAGES
 from dradash.explorer.forms import CLAIM_STATES, ClaimFilterForm, PodFilterForm
 from dradash.explorer.selectors import (
+    claim_diagnosis,
+    claim_explanation,
     claim_filter_options,
     claim_rows,
     class_info,
+    object_findings,
+    pod_diagnosis,
     pod_filter_options,
     pod_rows,
 )
@@ -47,6 +54,7 @@ def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
             "filters": form.cleaned_data,
             "options": claim_filter_options(state),
             "states": CLAIM_STATES,
+            "stages": STAGES,
             "page": page,
             "total": len(state.claims),
         },
@@ -71,6 +79,7 @@ def pod_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
             "form": form,
             "filters": form.cleaned_data,
             "options": pod_filter_options(state),
+            "stages": STAGES,
             "page": page,
             "total": len(state.dra_pods),
         },
@@ -87,10 +96,19 @@ def pod_detail(
     pod = state.pods.get((namespace, name))
     if pod is None:
         raise Http404(f"No Pod {namespace}/{name} in snapshot {snapshot.pk}")
+    findings = object_findings(state, "Pod", namespace, name)
+    for claim in pod.claims:
+        findings += object_findings(state, "ResourceClaim", claim.namespace, claim.name)
     return render(
         request,
         template_for(request, "explorer/pod.html", "content"),
-        {"snapshot": snapshot, "chain": pod_chain(state, pod), "uses_dra": pod.uses_dra},
+        {
+            "snapshot": snapshot,
+            "chain": pod_chain(state, pod),
+            "uses_dra": pod.uses_dra,
+            "diagnosis": pod_diagnosis(state, pod) if pod.uses_dra else None,
+            "findings": list({id(f): f for f in findings}.values()),
+        },
     )
 
 
@@ -104,10 +122,18 @@ def claim_detail(
     claim = state.claims.get((namespace, name))
     if claim is None:
         raise Http404(f"No ResourceClaim {namespace}/{name} in snapshot {snapshot.pk}")
+    verdict = claim_diagnosis(state, claim)
+    if verdict.explanation is None and not claim.allocated:
+        verdict = replace(verdict, explanation=claim_explanation(state, claim))
     return render(
         request,
         template_for(request, "explorer/claim.html", "content"),
-        {"snapshot": snapshot, "chain": claim_chain(state, claim)},
+        {
+            "snapshot": snapshot,
+            "chain": claim_chain(state, claim),
+            "diagnosis": verdict,
+            "findings": object_findings(state, "ResourceClaim", namespace, name),
+        },
     )
 
 

@@ -9,7 +9,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from dradash.explorer.selectors import snapshot_summary
+from dradash.explorer.selectors import snapshot_findings, snapshot_summary
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.snapshots.forms import UploadForm
 from dradash.snapshots.models import SnapshotRun
@@ -40,7 +40,11 @@ def snapshot_detail(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     return render(
         request,
         template_for(request, "snapshots/overview.html", "content"),
-        {"snapshot": snapshot, "summary": snapshot_summary(state)},
+        {
+            "snapshot": snapshot,
+            "summary": snapshot_summary(state),
+            "findings": snapshot_findings(state),
+        },
     )
 
 

@@ -304,3 +304,42 @@ def test_class_page_as_htmx_fragment_and_404(client_logged_in, demo) -> None:
     assert b"9 in current pools, 1 allocated" in response.content
     missing = client_logged_in.get(reverse("class-detail", args=[demo[0].pk, "gpu.amd.com"]))
     assert missing.status_code == 404
+
+
+# --- the verdict -------------------------------------------------------------------------
+
+
+def test_pod_page_leads_with_the_verdict_and_the_funnel(client_logged_in, demo) -> None:
+    html = page(client_logged_in, "pod-detail", demo[0].pk, "render", "render-farm-6-05b2e")
+    verdict = html.index('class="verdict')
+    assert verdict < html.index('class="chain"')
+    assert 'class="stagestep current failing">Claim unallocated' in html
+    assert "devices-exhausted" in html
+    assert "Allocator:" in html and "cannot allocate" in html
+    assert "Next steps" in html and "kubectl describe resourceclaim" in html
+
+
+def test_claim_page_shows_the_verdict(client_logged_in, demo) -> None:
+    html = page(
+        client_logged_in, "claim-detail", demo[0].pk, "gpu-test6", "pod-5c8d7b9f4-qx2lm-gpu-t9h6c"
+    )
+    assert "selector-error" in html
+    assert "no such key: index" in html
+
+
+def test_overview_counts_pods_per_stage_and_lists_findings(client_logged_in, demo) -> None:
+    html = page(client_logged_in, "snapshot-detail", demo[0].pk)
+    assert "28 Pods using DRA, by stage" in html
+    assert "?stage=claim-unallocated" in html
+    assert "nodename-bypass" in html and "parallelism-exceeds-capacity" in html
+
+
+def test_lists_filter_by_stage_and_reason(client_logged_in, demo) -> None:
+    claims = page(client_logged_in, "claim-list", demo[0].pk, stage="claim-unallocated")
+    assert "render-farm-6-05b2e-gpus" in claims and "vllm-0-gpus" not in claims
+    pods = page(client_logged_in, "pod-list", demo[0].pk, reason="oom-killed")
+    assert "batch-ocr" in pods and "trainer-crashy" not in pods
+    assert (
+        client_logged_in.get(reverse("pod-list", args=[demo[0].pk]), {"stage": "nope"}).status_code
+        == 400
+    )

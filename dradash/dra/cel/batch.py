@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from dradash.dra.cel.compiler import Context, Program
-from dradash.dra.cel.device import DeviceInput, cel_device, conversion_error, projection
+from dradash.dra.cel.device import DeviceInput, cel_device, conversion_error, projections
 from dradash.dra.cel.values import CelEvalError, Interrupted
 
 
@@ -39,18 +40,22 @@ def evaluate_devices(
     *,
     errors: Sequence[str | None] | None = None,
     time_limit: float | None = None,
+    columns: dict[tuple[str, ...], list[Any]] | None = None,
 ) -> list[DeviceVerdict]:
-    """One verdict per device. ``errors`` are precomputed conversion errors (see device.py)."""
+    """One verdict per device. ``errors`` are precomputed conversion errors and ``columns`` a
+    cache of attribute values for this list of devices (see device.py)."""
     deadline = time.monotonic() + time_limit if time_limit else None
     reads = frozenset().union(*(s.program.reads for s in selectors))
     verdicts: list[DeviceVerdict | None] = [None] * len(devices)
     groups: dict[tuple[object, ...], list[int]] = {}
-    for i, device in enumerate(devices):
+    for i, (device, key) in enumerate(
+        zip(devices, projections(reads, devices, columns), strict=True)
+    ):
         error = errors[i] if errors is not None else conversion_error(device)
         if error is not None:
             verdicts[i] = DeviceVerdict(matches=None, error=error)
             continue
-        groups.setdefault(projection(reads, device), []).append(i)
+        groups.setdefault(key, []).append(i)
     for members in groups.values():
         verdict = _evaluate(selectors, devices[members[0]], deadline)
         for i in members:

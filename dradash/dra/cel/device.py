@@ -9,6 +9,7 @@ expression runs, so one bad version string makes every selector fail on that dev
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -119,6 +120,25 @@ def projection(reads: frozenset[tuple[str, ...]], device: DeviceInput) -> tuple[
     """What of this device an expression reading ``reads`` can see: devices with equal
     projections get the same result, so one evaluation serves them all."""
     return tuple(read(device) for read in _readers(reads))
+
+
+def projections(
+    reads: frozenset[tuple[str, ...]],
+    devices: Sequence[DeviceInput],
+    columns: dict[tuple[str, ...], list[Any]] | None = None,
+) -> Iterable[tuple[Any, ...]]:
+    """``projection`` of every device. ``columns`` keeps, per path read, its value for every
+    device, so the next expression reading the same path costs no second pass over the fleet;
+    it belongs to this one list of devices."""
+    if columns is None:
+        return [projection(reads, device) for device in devices]
+    values = []
+    for path, read in zip(sorted(reads), _readers(reads), strict=True):
+        column = columns.get(path)
+        if column is None:
+            column = columns[path] = [read(device) for device in devices]
+        values.append(column)
+    return zip(*values, strict=True) if values else [()] * len(devices)
 
 
 @lru_cache(maxsize=512)

@@ -51,6 +51,66 @@ def badge(value: Any) -> str:
     return BADGES.get(str(value), "muted")
 
 
+STAGE_BADGES = {
+    "pod-pending": "warn",
+    "claim-unallocated": "bad",
+    "allocated-not-bound": "warn",
+    "device-not-prepared": "bad",
+    "workload-failing": "bad",
+    "healthy": "ok",
+}
+
+
+@register.filter
+def stage_badge(stage: Any) -> str:
+    return STAGE_BADGES.get(str(stage), "muted")
+
+
+@register.filter
+def severity_badge(severity: Any) -> str:
+    return {"error": "bad", "warning": "warn", "info": "info"}.get(str(severity), "muted")
+
+
+@register.simple_tag
+def stage_steps(current: str) -> list[tuple[str, str, str]]:
+    """(stage, title, "passed" | "current" | "ahead") for the step bar of a verdict."""
+    from dradash.dra.diagnosis import STAGE_TITLES, STAGES
+
+    index = STAGES.index(current)
+    return [
+        (
+            stage,
+            STAGE_TITLES[stage],
+            "passed" if i < index else "current" if i == index else "ahead",
+        )
+        for i, stage in enumerate(STAGES)
+    ]
+
+
+FUNNEL_LABELS = {
+    "class": "class exists",
+    "driver": "of the class's driver",
+    "class-selectors": "pass the class's selectors",
+    "request-selectors": "pass the request's selectors",
+    "pools": "in complete, current pools",
+    "nodes": "on a node the Pod may use",
+    "free": "not allocated to others",
+    "taints": "taints tolerated",
+    "constraints": "constraints hold",
+    "count": "enough on one node",
+}
+
+
+@register.filter
+def funnel_label(step: Any) -> str:
+    return FUNNEL_LABELS.get(str(step), str(step))
+
+
+@register.filter
+def failed_devices(devices: Any) -> list[Any]:
+    return [d for d in devices or [] if getattr(d, "failed_step", None)]
+
+
 @register.filter
 def pretty(value: Any) -> str:
     """Indented JSON of a structure (escaped by the template like any other string)."""

@@ -1,0 +1,875 @@
+"""Where a Pod (or a ResourceClaim) is stuck, why, what proves it, and what to do next.
+
+The stages follow the troubleshooting order of DESIGN "Diagnosis": a Pod is pending before
+allocation can start (``pod-pending``), its claim exists but is not allocated
+(``claim-unallocated``), the claim is allocated but the Pod is not bound to a node
+(``allocated-not-bound``), the Pod is on a node but its containers cannot see the device
+(``device-not-prepared``), the workload fails (``workload-failing``), or all is well
+(``healthy``). The verdict comes from the snapshot itself — claim references, allocations, the
+allocator's simulation, node constraints, container states; scheduler and kubelet events are
+supporting evidence and only break ties that the objects cannot (which kubelet error it was).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dradash.dra import allocator
+from dradash.dra.fields import mappings, text
+from dradash.dra.gc import gc_paused
+from dradash.dra.objects import Event, Pod, PodClaimRef, ResourceClaim
+from dradash.dra.state import ClusterState
+
+STAGES = (
+    "pod-pending",
+    "claim-unallocated",
+    "allocated-not-bound",
+    "device-not-prepared",
+    "workload-failing",
+    "healthy",
+)
+STAGE_TITLES = {
+    "pod-pending": "Pod pending",
+    "claim-unallocated": "Claim unallocated",
+    "allocated-not-bound": "Allocated, not bound",
+    "device-not-prepared": "Device not prepared",
+    "workload-failing": "Workload failing",
+    "healthy": "Healthy",
+}
+IMAGE_PULL = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
+TAINT_EVICTION = "DeletionByDeviceTaintManager"
+
+
+@dataclass
+class Evidence:
+    kind: str
+    namespace: str
+    name: str
+    field: str  # where on the object, e.g. "status.allocation" or "event FailedScheduling"
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "field": self.field,
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class Diagnosis:
+    stage: str
+    reason: str
+    summary: str
+    evidence: list[Evidence] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    explanation: allocator.Explanation | None = None  # the allocator's funnel, when it decided
+
+    def __post_init__(self) -> None:
+        # One sentence, even when it ends with an error message quoted from Kubernetes.
+        if not self.summary.endswith((".", "!", "?")):
+            self.summary += "."
+
+    @property
+    def stage_index(self) -> int:
+        return STAGES.index(self.stage)
+
+    @property
+    def stuck(self) -> bool:
+        return self.stage != "healthy"
+
+
+# --- evidence helpers --------------------------------------------------------------------
+
+
+def _of(obj: Any, field_name: str, detail: str) -> Evidence:
+    return Evidence(obj.kind, obj.namespace, obj.name, field_name, detail)
+
+
+def _events(obj: Any, *reasons: str) -> list[Event]:
+    return [e for e in obj.events if not reasons or e.reason in reasons]
+
+
+def _event_evidence(obj: Any, *reasons: str) -> list[Evidence]:
+    return [
+        Evidence(
+            obj.kind, obj.namespace, obj.name, f"event {e.reason}", f"{e.message} (×{e.count})"
+        )
+        for e in _events(obj, *reasons)[-3:]
+    ]
+
+
+def _describe(obj: Any) -> str:
+    kind = {"ResourceClaim": "resourceclaim", "Pod": "pod", "Node": "node"}.get(obj.kind, obj.kind)
+    namespace = f" -n {obj.namespace}" if obj.namespace else ""
+    return f"kubectl describe {kind.lower()} {obj.name}{namespace}"
+
+
+# --- Pods --------------------------------------------------------------------------------
+
+
+def diagnose_pod(
+    state: ClusterState, pod: Pod, explain_cache: dict[Any, allocator.Explanation] | None = None
+) -> Diagnosis:
+    if pod.phase == "Succeeded":
+        return Diagnosis(
+            "healthy",
+            "completed",
+            f"Pod {pod.ref} ran to completion.",
+            [_of(pod, "status.phase", "Succeeded")],
+        )
+    if evicted := _taint_eviction(pod):
+        return evicted
+    if pod.phase == "Pending" and (problem := _pending_before_allocation(pod)):
+        return problem
+    if not pod.node_name:
+        unallocated = [r.claim for r in pod.claim_refs if r.claim and not r.claim.allocated]
+        if unallocated:
+            return _claim_unallocated(state, pod, unallocated, explain_cache)
+        return _allocated_not_bound(state, pod)
+    if bypass := _nodename_bypass(pod):
+        return bypass
+    started = _workload_started(pod)
+    if not started:
+        return _device_not_prepared(state, pod)
+    if failing := _workload_failing(pod):
+        return failing
+    if pod.phase == "Running":
+        ready = all(c.ready for c in pod.containers if not c.init)
+        detail = "all containers ready" if ready else "running, not every container ready yet"
+        return Diagnosis(
+            "healthy",
+            "running",
+            f"Pod {pod.ref} is running on {pod.node_name} with its devices.",
+            [_of(pod, "status.phase", f"Running: {detail}")]
+            + [
+                _of(r.claim, "status.reservedFor", f"reserved for {pod.name}")
+                for r in pod.claim_refs
+                if r.claim
+            ],
+        )
+    return _device_not_prepared(state, pod)
+
+
+def _pending_before_allocation(pod: Pod) -> Diagnosis | None:
+    """pod-pending: a claim reference that does not resolve, a claim being deleted, a gate.
+
+    A gated Pod whose claims are merely not generated yet is waiting for its gate first.
+    """
+    order = ["claim-missing", "invalid", "template-missing", "not-owned", "not-created"]
+    if pod.scheduling_gates and all(
+        r.status in ("ok", "not-created", "not-needed") for r in pod.claim_refs
+    ):
+        order.remove("not-created")
+    refs = sorted(
+        (r for r in pod.claim_refs if r.status in order), key=lambda r: order.index(r.status)
+    )
+    for ref in refs:
+        return _unresolved_ref(pod, ref)
+    for ref in pod.claim_refs:
+        if ref.claim is not None and ref.claim.deleting:
+            claim = ref.claim
+            return Diagnosis(
+                "pod-pending",
+                "claim-being-deleted",
+                f"ResourceClaim {claim.ref} is being deleted, so Pod {pod.ref} cannot use it.",
+                [
+                    _of(
+                        claim,
+                        "metadata.deletionTimestamp",
+                        text(claim.metadata.get("deletionTimestamp")),
+                    ),
+                    _of(claim, "metadata.finalizers", ", ".join(claim.finalizers) or "none"),
+                ],
+                [
+                    _describe(claim),
+                    "Wait for the deletion to finish (the resourceclaim controller removes the "
+                    "finalizer once no Pod uses the claim), then recreate the Pod.",
+                ],
+            )
+    if gates := pod.scheduling_gates:
+        return Diagnosis(
+            "pod-pending",
+            "scheduling-gated",
+            f"Pod {pod.ref} waits for its scheduling gates to be removed: {', '.join(gates)}.",
+            [_of(pod, "spec.schedulingGates", ", ".join(gates))],
+            [
+                _describe(pod),
+                "The controller that added the gate removes it (for kueue.x-k8s.io/admission: "
+                "check the Workload's admission with kubectl get workloads -n "
+                f"{pod.namespace}).",
+            ],
+        )
+    return None
+
+
+def _unresolved_ref(pod: Pod, ref: PodClaimRef) -> Diagnosis:
+    ns = pod.namespace
+    evidence = [_of(pod, f"spec.resourceClaims[{ref.name}]", _ref_text(ref))]
+    evidence += _event_evidence(pod, "FailedResourceClaimCreation")
+    if ref.status in ("claim-missing", "invalid"):
+        if ref.status == "invalid":
+            return Diagnosis(
+                "pod-pending",
+                "claim-missing",
+                f"Pod {pod.ref} claim {ref.name!r} names neither a claim nor a template.",
+                evidence,
+                ["Fix the Pod spec: set resourceClaimName or resourceClaimTemplateName."],
+            )
+        generated = ref.source == "template"
+        return Diagnosis(
+            "pod-pending",
+            "claim-missing",
+            f"ResourceClaim {ns}/{ref.claim_name} that Pod {pod.ref} uses does not exist"
+            + (" (it was generated for the Pod and has been deleted)." if generated else "."),
+            evidence,
+            [
+                f"kubectl get resourceclaim {ref.claim_name} -n {ns}",
+                "Create the ResourceClaim, or point the Pod at an existing one."
+                if not generated
+                else "Delete and recreate the Pod so that the claim is generated again.",
+            ],
+        )
+    if ref.status == "template-missing":
+        return Diagnosis(
+            "pod-pending",
+            "template-missing",
+            f"ResourceClaimTemplate {ns}/{ref.template_name} does not exist, so no claim can be "
+            f"generated for Pod {pod.ref}.",
+            evidence,
+            [
+                f"kubectl get resourceclaimtemplate {ref.template_name} -n {ns}",
+                f"Create ResourceClaimTemplate {ref.template_name} in namespace {ns}, or fix the "
+                "name in the Pod spec.",
+            ],
+        )
+    if ref.status == "not-created":
+        return Diagnosis(
+            "pod-pending",
+            "claim-not-created",
+            f"The resourceclaim controller has not yet generated a claim from template "
+            f"{ref.template_name} for Pod {pod.ref}.",
+            evidence + [_of(pod, "status.resourceClaimStatuses", f"no entry for {ref.name!r}")],
+            [
+                _describe(pod),
+                "If this lasts more than a few seconds, check kube-controller-manager's logs for "
+                "the resourceclaim controller (it may be unable to create the claim: quota, "
+                "admission).",
+            ],
+        )
+    # not-owned
+    owner = ref.claim.controller_owner("Pod") if ref.claim else None
+    return Diagnosis(
+        "pod-pending",
+        "claim-not-owned",
+        f"ResourceClaim {ns}/{ref.claim_name} was not created for Pod {pod.ref} "
+        f"(its owner is {text((owner or {}).get('name')) or 'not a Pod'}).",
+        evidence
+        + ([_of(ref.claim, "metadata.ownerReferences", json.dumps(owner))] if ref.claim else []),
+        [
+            f"kubectl get resourceclaim {ref.claim_name} -n {ns} -o yaml",
+            "Delete the Pod and let the controller generate a claim of its own.",
+        ],
+    )
+
+
+def _ref_text(ref: PodClaimRef) -> str:
+    if ref.source == "template":
+        return f"resourceClaimTemplateName: {ref.template_name}"
+    return f"resourceClaimName: {ref.claim_name}"
+
+
+def _claim_unallocated(
+    state: ClusterState,
+    pod: Pod,
+    claims: list[ResourceClaim],
+    explain_cache: dict[Any, allocator.Explanation] | None,
+) -> Diagnosis:
+    explanation = explain_claims(state, claims, pod, explain_cache)
+    names = ", ".join(c.ref for c in claims)
+    evidence = [_of(c, "status.allocation", "not set") for c in claims]
+    evidence += _event_evidence(pod, "FailedScheduling")
+    steps = [_describe(claims[0]), _describe(pod)]
+    reason = explanation.reason
+    if explanation.allocatable:
+        timed_out = any("timed out trying to allocate devices" in e.message for e in _events(pod))
+        if timed_out:
+            reason = "allocation-timeout"
+            summary = (
+                f"Devices for {names} exist (on {explanation.node}), but the scheduler timed out "
+                "searching for them."
+            )
+            steps.append(
+                "Simplify the claim's constraints or selectors, or raise the scheduler's "
+                "DynamicResources filterTimeout."
+            )
+        else:
+            reason = "schedulable-now"
+            summary = (
+                f"{names} would allocate now on node {explanation.node}; the scheduler has not "
+                "tried since the devices freed up, or the Pod waits for something else."
+            )
+            steps.append("Check the Pod's latest FailedScheduling event for non-DRA reasons.")
+        return Diagnosis("claim-unallocated", reason, summary, evidence, steps, explanation)
+    summary, advice = _unallocatable(explanation, names)
+    evidence += _funnel_evidence(claims[0], explanation)
+    return Diagnosis(
+        "claim-unallocated",
+        reason or "no-matching-devices",
+        summary,
+        evidence,
+        steps + advice,
+        explanation,
+    )
+
+
+def explain_claims(
+    state: ClusterState,
+    claims: list[ResourceClaim],
+    pod: Pod | None,
+    cache: dict[Any, allocator.Explanation] | None = None,
+) -> allocator.Explanation:
+    """The allocator's explanation, shared by Pods whose claims and constraints are the same."""
+    key = None
+    if cache is not None:
+        admin = any(s.admin_access for c in claims for r in c.requests for _, s in r.alternatives)
+        key = (
+            claims[0].namespace if admin else "",  # admin access depends on the namespace
+            json.dumps([c.spec for c in claims], sort_keys=True),
+            json.dumps(_constraints(pod), sort_keys=True),
+        )
+        if key in cache:
+            return cache[key]
+    features = allocator.Features.for_version(state.meta.server_version)
+    explanation = allocator.explain(state, claims, pod=pod, features=features)
+    if cache is not None:
+        cache[key] = explanation
+    return explanation
+
+
+def _constraints(pod: Pod | None) -> Any:
+    if pod is None:
+        return None
+    spec = pod.spec
+    return [spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")]
+
+
+def _funnel_evidence(claim: ResourceClaim, explanation: allocator.Explanation) -> list[Evidence]:
+    out = []
+    for request in explanation.requests:
+        funnel = " → ".join(f"{step} {n}" for step, n in request.funnel)
+        out.append(_of(claim, f"request {request.name}", f"allocator funnel: {funnel}"))
+    return out
+
+
+def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str, list[str]]:
+    """A sentence and advice for the step where the allocator's funnel empties."""
+    reason = explanation.reason or ""
+    error = explanation.error or ""
+    empty = next((r for r in explanation.requests if r.empty_step), None)
+    request = empty.name if empty else ""
+    detail = explanation.first_detail
+    texts: dict[str, tuple[str, list[str]]] = {
+        "class-missing": (
+            f"{names} asks for a DeviceClass that does not exist: {error}",
+            [
+                "kubectl get deviceclasses",
+                "Create the DeviceClass (usually installed with the "
+                "driver's Helm chart) or fix deviceClassName in the claim or template.",
+            ],
+        ),
+        "no-slices": (
+            f"No driver publishes devices that request {request} of {names} could use: the "
+            "class's driver has no ResourceSlices.",
+            [
+                "kubectl get resourceslices -o wide",
+                "Check that the DRA driver's kubelet plugin "
+                "runs on the GPU nodes (kubectl get pods -A | grep -i dra).",
+            ],
+        ),
+        "selector-error": (
+            f"A CEL selector of {names} raises an error, which aborts scheduling of the Pod on "
+            f"every node: {error or detail}",
+            [_selector_advice(error or detail)],
+        ),
+        "no-matching-devices": (
+            f"No device in the cluster matches request {request} of {names} "
+            "(class and request selectors).",
+            [
+                "Try the selectors in the playground against this snapshot to see the nearest "
+                "misses.",
+                "Relax the selector, or add devices with the requested attributes.",
+            ],
+        ),
+        "pool-incomplete": (
+            f"The devices that match {names} are in pools still being published (fewer "
+            "ResourceSlices than resourceSliceCount), which the allocator skips.",
+            [
+                "kubectl get resourceslices -o wide",
+                "Wait for the driver to publish all slices of "
+                "the pool, or check the driver's logs if it stays incomplete.",
+            ],
+        ),
+        "pool-invalid": (
+            f"The devices that match {names} are in a pool with duplicate device names, which "
+            "the allocator refuses.",
+            [
+                "kubectl get resourceslices -o yaml",
+                "Report the duplicate device names to the "
+                "driver's maintainers; restarting the driver's kubelet plugin republishes slices.",
+            ],
+        ),
+        "devices-unreachable": (
+            f"The matching devices of {names} are only on nodes this Pod cannot use "
+            f"({detail or 'node selector, affinity, taints or cordon'}).",
+            [
+                "Compare the Pod's nodeSelector, affinity and tolerations with the nodes that "
+                "have the devices (kubectl get nodes --show-labels)."
+            ],
+        ),
+        "devices-exhausted": (
+            f"Every device matching {names} is already allocated to other claims.",
+            [
+                "Free devices (finish or delete the Pods holding them), or add capacity. "
+                "DRA does not preempt: a higher priority does not help."
+            ],
+        ),
+        "devices-tainted": (
+            f"The free devices matching {names} carry taints the request does not tolerate"
+            + (f" ({detail})." if detail else "."),
+            [
+                "kubectl get resourceslices -o yaml | grep -A3 taints",
+                "Add a toleration for the "
+                "taint to the request, or fix the device so that the driver removes the taint.",
+            ],
+        ),
+        "constraint-unsatisfiable": (
+            f"No set of free devices on one node satisfies the constraints of {names} "
+            "(matchAttribute / distinctAttribute).",
+            [
+                "Check that the devices publish the constrained attribute, and that enough of them "
+                "share (or differ in) its value on one node."
+            ],
+        ),
+        "insufficient-count": (
+            f"There are free matching devices, but no single node has enough of them for {names}.",
+            ["Lower the count, spread the work over more Pods, or free devices on one node."],
+        ),
+        "too-many-devices": (
+            f"{names} asks for more than 32 devices, the limit per claim: {error}",
+            ["Split the request over several claims."],
+        ),
+        "feature-disabled": (
+            f"{names} uses a DRA feature this cluster's version does not enable: {error}",
+            ["Check the feature gates of kube-apiserver and kube-scheduler."],
+        ),
+    }
+    return texts.get(reason, (f"{names} cannot be allocated: {error or reason}", []))
+
+
+def _selector_advice(error: str) -> str:
+    if "no such key:" in error:
+        name = error.rsplit("no such key:", 1)[1].split()[0].strip(". ")
+        return (
+            f"A device does not publish attribute {name!r}; guard the lookup with has() or "
+            f'optional syntax: device.attributes["…"].?{name}.orValue(…), and check which '
+            "drivers publish it (the playground lists the failing devices)."
+        )
+    return "Open the selector in the playground to see the error on each device."
+
+
+def _allocated_not_bound(state: ClusterState, pod: Pod) -> Diagnosis:
+    claims = pod.claims
+    evidence = [_of(c, "status.allocation", _allocation_text(state, c)) for c in claims]
+    evidence += _event_evidence(pod, "FailedScheduling", "BindingConditionsPending")
+    # Binding conditions the driver has not confirmed yet.
+    for claim in claims:
+        pending = _pending_binding_conditions(claim)
+        if pending:
+            return Diagnosis(
+                "allocated-not-bound",
+                "binding-conditions-pending",
+                f"ResourceClaim {claim.ref} is allocated, and its devices wait for binding "
+                f"conditions: {', '.join(pending)}.",
+                evidence,
+                [
+                    _describe(claim),
+                    "The device's driver or controller sets these conditions "
+                    "(status.devices[].conditions); check its logs. The scheduler gives up "
+                    "after the binding timeout (600 s by default).",
+                ],
+            )
+    # Allocations that tie the Pod to nodes it cannot use.
+    for claim in claims:
+        nodes = state.allocation_nodes(claim)
+        if nodes is None:
+            continue
+        problems = {
+            n: allocator.pod_node_problem(pod, state.nodes[n]) for n in nodes if n in state.nodes
+        }
+        if nodes and all(problems.values()):
+            why = "; ".join(f"{n}: {p}" for n, p in problems.items())
+            return Diagnosis(
+                "allocated-not-bound",
+                "node-conflict",
+                f"ResourceClaim {claim.ref} is allocated on {', '.join(nodes)}, where Pod "
+                f"{pod.ref} cannot run ({why}).",
+                evidence + [_of(pod, "spec", _constraint_text(pod))],
+                [
+                    _describe(pod),
+                    f"Run the Pod where the claim's devices are "
+                    f"({', '.join(nodes)}), or use a claim of its own (a ResourceClaimTemplate) "
+                    "instead of sharing this one.",
+                ],
+            )
+    return Diagnosis(
+        "allocated-not-bound",
+        "node-resources",
+        f"Pod {pod.ref}'s claims are allocated, but it is not yet bound to a node; the scheduler "
+        "reports other reasons (CPU, memory, node affinity, taints) in its events.",
+        evidence,
+        [_describe(pod)],
+    )
+
+
+def _pending_binding_conditions(claim: ResourceClaim) -> list[str]:
+    pending = []
+    for result in claim.results:
+        conditions = {
+            text(c.get("type")): text(c.get("status"))
+            for c in mappings((result.device_status or {}).get("conditions"))
+        }
+        pending += [c for c in result.binding_conditions if conditions.get(c) != "True"]
+    return pending
+
+
+def _allocation_text(state: ClusterState, claim: ResourceClaim) -> str:
+    devices = ", ".join(f"{r.pool}/{r.device_name}" for r in claim.results) or "no devices"
+    nodes = state.allocation_nodes(claim)
+    where = "any node" if nodes is None else ", ".join(nodes) or "no node in the snapshot"
+    return f"{devices} (usable from {where})"
+
+
+def _constraint_text(pod: Pod) -> str:
+    parts = []
+    if selector := pod.spec.get("nodeSelector"):
+        parts.append("nodeSelector " + ", ".join(f"{k}={v}" for k, v in selector.items()))
+    if (pod.spec.get("affinity") or {}).get("nodeAffinity"):
+        parts.append("node affinity")
+    if tolerations := pod.spec.get("tolerations"):
+        parts.append(f"{len(tolerations)} toleration(s)")
+    return "; ".join(parts) or "no node constraints"
+
+
+def _nodename_bypass(pod: Pod) -> Diagnosis | None:
+    """nodeName set by hand: nobody allocated the claims, or reserved them for this Pod."""
+    for ref in pod.claim_refs:
+        claim = ref.claim
+        if claim is None or (claim.allocated and any(c.pod is pod for c in claim.consumers)):
+            continue
+        return Diagnosis(
+            "device-not-prepared",
+            "nodename-bypass",
+            f"Pod {pod.ref} has spec.nodeName {pod.node_name} set directly, so the scheduler "
+            f"never allocated ResourceClaim {claim.ref} or reserved it for the Pod, and the "
+            "kubelet refuses to prepare the device.",
+            [
+                _of(pod, "spec.nodeName", pod.node_name),
+                _of(claim, "status.allocation", "set" if claim.allocated else "not set"),
+                _of(
+                    claim,
+                    "status.reservedFor",
+                    ", ".join(c.name for c in claim.consumers) or "empty",
+                ),
+            ]
+            + _event_evidence(pod, "FailedPrepareDynamicResources"),
+            [
+                "Remove spec.nodeName and use a nodeSelector such as "
+                f"kubernetes.io/hostname: {pod.node_name}, so that the scheduler allocates the "
+                "devices; then recreate the Pod.",
+            ],
+        )
+    return None
+
+
+def _workload_started(pod: Pod) -> bool:
+    for c in pod.containers:
+        state, details = c.state
+        last, _ = c.last_state
+        if state in ("running", "terminated") or last or c.restart_count:
+            return True
+        if state == "waiting" and details.get("reason") in IMAGE_PULL | {"CrashLoopBackOff"}:
+            return True  # the sandbox exists, so the devices were prepared
+    return False
+
+
+def _device_not_prepared(state: ClusterState, pod: Pod) -> Diagnosis:
+    prepare = _events(pod, "FailedPrepareDynamicResources")
+    evidence = [_of(pod, "spec.nodeName", pod.node_name)]
+    evidence += [_of(c, "status.reservedFor", f"reserved for {pod.name}") for c in pod.claims]
+    evidence += _event_evidence(pod, "FailedPrepareDynamicResources")
+    steps = [_describe(pod)]
+    not_ready = [
+        (claim, result)
+        for claim in pod.claims
+        for result in claim.results
+        if any(
+            c.get("type") == "Ready" and c.get("status") == "False"
+            for c in mappings((result.device_status or {}).get("conditions"))
+        )
+    ]
+    if prepare:
+        message = prepare[-1].message
+        driver = next((r.driver for c in pod.claims for r in c.results), "the driver")
+        if "is not registered" in message:
+            return Diagnosis(
+                "device-not-prepared",
+                "driver-not-registered",
+                f"The kubelet on {pod.node_name} has no registered DRA plugin for {driver}, so it "
+                f"cannot prepare the devices of Pod {pod.ref}.",
+                evidence,
+                steps
+                + [
+                    f"kubectl get pods -A -o wide --field-selector spec.nodeName={pod.node_name} "
+                    "| grep -i dra",
+                    f"Check that {driver}'s kubelet plugin runs on {pod.node_name} and registered "
+                    "(its logs, and the kubelet's).",
+                ],
+            )
+        return Diagnosis(
+            "device-not-prepared",
+            "prepare-failed",
+            f"The kubelet on {pod.node_name} failed to prepare the devices of Pod {pod.ref}: "
+            f"{message}",
+            evidence,
+            steps + [f"Check the logs of the DRA driver's kubelet plugin on {pod.node_name}."],
+        )
+    if not_ready:
+        claim, result = not_ready[0]
+        return Diagnosis(
+            "device-not-prepared",
+            "device-not-ready",
+            f"Device {result.pool}/{result.device_name} of ResourceClaim {claim.ref} reports "
+            "Ready=False.",
+            evidence + [_of(claim, "status.devices", f"{result.device_name}: Ready=False")],
+            steps + ["Check the driver's logs; the device's conditions say why it is not ready."],
+        )
+    return Diagnosis(
+        "device-not-prepared",
+        "waiting",
+        f"Pod {pod.ref} is on {pod.node_name} and its containers have not started yet; no "
+        "preparation error has been reported.",
+        evidence,
+        steps,
+    )
+
+
+def _workload_failing(pod: Pod) -> Diagnosis | None:
+    containers = [c for c in pod.containers if not (c.init and c.ready)]
+    for c in containers:
+        for state, details in (c.state, c.last_state):
+            if state == "terminated" and details.get("reason") == "OOMKilled":
+                return _failing(
+                    pod,
+                    c.name,
+                    "oom-killed",
+                    "was killed for running out of memory (OOMKilled)",
+                    details,
+                    ["Raise the container's memory limit, or lower its use."],
+                )
+    for c in containers:
+        state, details = c.state
+        if state == "waiting" and details.get("reason") == "CrashLoopBackOff":
+            last = c.last_state[1]
+            return _failing(
+                pod,
+                c.name,
+                "crash-loop",
+                f"keeps crashing ({c.restart_count} restarts; last exit code "
+                f"{last.get('exitCode', '?')})",
+                {**last, **details},
+                [f"kubectl logs {pod.name} -n {pod.namespace} -c {c.name} --previous"],
+            )
+        if state == "waiting" and details.get("reason") in IMAGE_PULL:
+            return _failing(
+                pod,
+                c.name,
+                "image-pull",
+                f"cannot pull its image {c.image} ({details.get('reason')})",
+                details,
+                ["Check the image name and tag, and the registry credentials (imagePullSecrets)."],
+            )
+    for c in containers:
+        for state, details in (c.state, c.last_state):
+            code = details.get("exitCode")
+            if state == "terminated" and isinstance(code, int) and code != 0:
+                return _failing(
+                    pod,
+                    c.name,
+                    "exited-error",
+                    f"exited with code {code} ({details.get('reason', 'Error')})",
+                    details,
+                    [f"kubectl logs {pod.name} -n {pod.namespace} -c {c.name}"],
+                )
+    if pod.phase == "Failed":
+        return _failing(
+            pod,
+            "",
+            "exited-error",
+            f"failed ({pod.status.get('reason', 'Failed')})",
+            {},
+            [_describe(pod)],
+        )
+    return None
+
+
+def _failing(
+    pod: Pod, container: str, reason: str, what: str, details: dict[str, Any], steps: list[str]
+) -> Diagnosis:
+    who = f"container {container} of Pod {pod.ref}" if container else f"Pod {pod.ref}"
+    message = text(details.get("message"))
+    return Diagnosis(
+        "workload-failing",
+        reason,
+        f"The devices are prepared, but {who} {what}.",
+        [
+            _of(
+                pod,
+                f"status.containerStatuses[{container}]" if container else "status.phase",
+                " ".join(str(v) for v in (details.get("reason"), message) if v) or what,
+            )
+        ]
+        + _event_evidence(pod, "BackOff", "Failed", "OOMKilling"),
+        [_describe(pod), *steps],
+    )
+
+
+def _taint_eviction(pod: Pod) -> Diagnosis | None:
+    condition = pod.condition("DisruptionTarget")
+    if condition is None or condition.get("reason") != TAINT_EVICTION:
+        return None
+    return Diagnosis(
+        "workload-failing",
+        "evicted-by-device-taint",
+        f"Pod {pod.ref} was evicted because a device it uses got a NoExecute taint.",
+        [
+            _of(
+                pod,
+                "status.conditions[DisruptionTarget]",
+                f"{condition.get('reason')}: {text(condition.get('message'))}",
+            )
+        ],
+        [
+            _describe(pod),
+            "kubectl get devicetaintrules; kubectl get resourceslices -o yaml | "
+            "grep -B2 -A4 taints",
+            "Fix the device, or add a toleration with tolerationSeconds to "
+            "the request if the Pod may keep running on a tainted device.",
+        ],
+    )
+
+
+# --- claims ------------------------------------------------------------------------------
+
+
+def diagnose_claim(
+    state: ClusterState,
+    claim: ResourceClaim,
+    pod_diagnoses: dict[tuple[str, str], Diagnosis] | None = None,
+    explain_cache: dict[Any, allocator.Explanation] | None = None,
+    *,
+    explain_unused: bool = True,
+) -> Diagnosis:
+    """A claim's stage is that of the most stuck Pod using it; without Pods, its own state.
+
+    ``explain_unused=False`` skips asking the allocator where a claim no Pod uses would go.
+    """
+    if claim.deleting:
+        return Diagnosis(
+            "pod-pending",
+            "claim-being-deleted",
+            f"ResourceClaim {claim.ref} is being deleted.",
+            [
+                _of(
+                    claim,
+                    "metadata.deletionTimestamp",
+                    text(claim.metadata.get("deletionTimestamp")),
+                ),
+                _of(claim, "metadata.finalizers", ", ".join(claim.finalizers) or "none"),
+            ],
+            [_describe(claim)],
+        )
+    pods = claim.pods or [c.pod for c in claim.consumers if c.pod is not None]
+    if pods:
+        diagnoses = [
+            (pod_diagnoses or {}).get((p.namespace, p.name))
+            or diagnose_pod(state, p, explain_cache)
+            for p in pods
+        ]
+        return min(diagnoses, key=lambda d: d.stage_index)
+    if not claim.allocated:
+        explanation = (
+            explain_claims(state, [claim], None, explain_cache) if explain_unused else None
+        )
+        where = (
+            f" (it would allocate on {explanation.node})"
+            if explanation is not None and explanation.allocatable
+            else ""
+        )
+        return Diagnosis(
+            "claim-unallocated",
+            "no-consumer",
+            f"ResourceClaim {claim.ref} is not allocated because no Pod uses it yet; the "
+            f"scheduler allocates claims for the first Pod that needs them{where}.",
+            [_of(claim, "status.allocation", "not set")],
+            [f"kubectl get pods -n {claim.namespace}", "Create a Pod that references the claim."],
+            explanation,
+        )
+    return Diagnosis(
+        "allocated-not-bound",
+        "no-consumer",
+        f"ResourceClaim {claim.ref} is allocated but no Pod in the snapshot uses it: its devices "
+        "are held for nobody.",
+        [
+            _of(claim, "status.allocation", _allocation_text(state, claim)),
+            _of(claim, "status.reservedFor", ", ".join(c.name for c in claim.consumers) or "empty"),
+        ],
+        [_describe(claim), "Delete the claim if it is no longer needed, to free its devices."],
+    )
+
+
+# --- everything at once ------------------------------------------------------------------
+
+
+@dataclass
+class SnapshotDiagnosis:
+    pods: dict[tuple[str, str], Diagnosis]
+    claims: dict[tuple[str, str], Diagnosis]
+
+    def stage_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STAGES, 0)
+        for d in self.pods.values():
+            counts[d.stage] += 1
+        return counts
+
+    def reason_counts(self) -> dict[tuple[str, str], int]:
+        counts: dict[tuple[str, str], int] = {}
+        for d in self.pods.values():
+            counts[(d.stage, d.reason)] = counts.get((d.stage, d.reason), 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (STAGES.index(kv[0][0]), kv[0][1])))
+
+
+def diagnose_all(state: ClusterState) -> SnapshotDiagnosis:
+    """Every DRA Pod and every claim; Pods and claims that ask the same share one
+    explanation."""
+    cache: dict[Any, allocator.Explanation] = {}
+    with gc_paused():  # tens of thousands of verdicts, nothing cyclic
+        pods = {(p.namespace, p.name): diagnose_pod(state, p, cache) for p in state.dra_pods}
+        claims = {
+            key: diagnose_claim(state, claim, pods, cache) for key, claim in state.claims.items()
+        }
+    return SnapshotDiagnosis(pods=pods, claims=claims)

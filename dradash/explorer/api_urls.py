@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from dradash.explorer import apis
+
+urlpatterns = [
+    path(
+        "snapshots/<int:snapshot_id>/pods/<str:namespace>/<str:name>/diagnosis",
+        apis.PodDiagnosisApi.as_view(),
+        name="api-pod-diagnosis",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/claims/<str:namespace>/<str:name>/diagnosis",
+        apis.ClaimDiagnosisApi.as_view(),
+        name="api-claim-diagnosis",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/claims/<str:namespace>/<str:name>/explain",
+        apis.ClaimExplainApi.as_view(),
+        name="api-claim-explain",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/findings",
+        apis.FindingListApi.as_view(),
+        name="api-findings",
+    ),
+]
