@@ -34,7 +34,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from benchmarks.synthetic import PROFILES, bundle_chunks, generate
-    from dradash.dra import diagnosis, findings
+    from dradash.explorer.selectors import snapshot_diagnosis, snapshot_findings
     from dradash.snapshots.selectors import snapshot_state, state_cache
     from dradash.snapshots.services import blobs_prune, bundle_import
 
@@ -47,7 +47,7 @@ def main() -> None:
         state = snapshot_state(snapshot)
         print(f"{'load the snapshot (cold)':44} {time.perf_counter() - t0:8.2f} s")
         t0 = time.perf_counter()
-        result = diagnosis.diagnose_all(state)
+        result = snapshot_diagnosis(state)
         elapsed = time.perf_counter() - t0
         counts = ", ".join(f"{s} {n}" for s, n in result.stage_counts().items() if n)
         print(
@@ -55,7 +55,7 @@ def main() -> None:
             f"({len(result.pods):,} Pods: {counts})"
         )
         t0 = time.perf_counter()
-        found = findings.find(state)
+        found = snapshot_findings(state)
         print(f"{'findings':44} {time.perf_counter() - t0:8.2f} s  ({len(found)} findings)")
 
         user, _ = get_user_model().objects.get_or_create(username="benchmark")

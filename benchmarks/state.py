@@ -7,7 +7,8 @@ own compact JSON text (as the database stores and returns them), then times what
 snapshot and serving its list pages costs: ``json.loads`` of every text (GC paused, as
 ``snapshot_state`` does), ``ClusterState.build``, the explorer's claim and Pod rows, summary and
 filter options (cold: first call, which computes and caches; warm: again, only filtering), and
-``pod_chain`` for a sample of Pods. ``--bundle`` also times writing the whole bundle and
+``pod_chain`` for a sample of Pods, and the diagnosis of every DRA Pod and claim with the
+findings. ``--bundle`` also times writing the whole bundle and
 ``parse_bundle`` on it (the import path). Prints an aligned table, or one JSON line with ``--json``.
 
 This is a benchmark, not a test: it asserts nothing. It needs no Django (explorer.selectors and
@@ -35,6 +36,8 @@ from dradash.explorer.selectors import (
     claim_rows,
     pod_filter_options,
     pod_rows,
+    snapshot_diagnosis,
+    snapshot_findings,
     snapshot_summary,
 )
 
@@ -121,6 +124,12 @@ def run(profile: str, seed: int = 0, chains: int = 50, bundle: bool = False) -> 
     figures["dra_pods"] = len(state.dra_pods)
     figures["state_devices"] = len(state.devices)
 
+    # Diagnosis of every DRA Pod and claim, then the findings (the overview page needs both).
+    verdicts, figures["diagnose_all_s"] = _timed(snapshot_diagnosis, state)
+    figures["stuck_pods"] = sum(1 for d in verdicts.pods.values() if d.stuck)
+    found, figures["findings_s"] = _timed(snapshot_findings, state)
+    figures["findings"] = len(found)
+
     # Cold: the first call computes and caches the rows; warm: the next one only filters.
     reads: list[tuple[str, Callable[[], Any]]] = [
         ("claim_rows", lambda: claim_rows(state, {})),
@@ -181,6 +190,14 @@ def table(f: dict[str, Any]) -> str:
             ms("build_s"),
             f"{f['dra_pods']:,} DRA pods, {f['state_devices']:,} devices",
         ),
+    ]
+    rows += [
+        (
+            "diagnose every Pod and claim",
+            ms("diagnose_all_s"),
+            f"{f['stuck_pods']:,} Pods stuck (target ≤ 10 s)",
+        ),
+        ("findings", ms("findings_s"), f"{f['findings']:,} findings"),
     ]
     for name in ("claim_rows", "pod_rows", "snapshot_summary", "filter_options"):
         count = f.get(f"{name}_rows")

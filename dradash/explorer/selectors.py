@@ -167,7 +167,12 @@ def _snapshot_summary(state: ClusterState) -> dict[str, Any]:
 
 
 def class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]:
-    """A DeviceClass with the devices its selectors admit and the claims that ask for it."""
+    """A DeviceClass with the devices its selectors admit and the claims that ask for it
+    (computed once per parsed snapshot and class)."""
+    return state.derived(f"class-info:{device_class.name}", lambda s: _class_info(s, device_class))
+
+
+def _class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]:
     evaluation = matching.evaluate(state, "true", device_class=device_class.name)
     admitted = evaluation.matching
     return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 from collections import OrderedDict
@@ -61,13 +62,23 @@ class _StateCache:
         state = _load_state(snapshot, kinds)
         with self._lock:
             self._states[(snapshot.pk, kinds)] = state
+            evicted = False
             while len(self._states) > max(settings.DRADASH_STATE_CACHE_SIZE, 1):
                 self._states.popitem(last=False)
+                evicted = True
+        if evicted:  # collect what the evicted state leaves behind (its objects form cycles)
+            gc.unfreeze()
+            gc.collect()
+        # A large snapshot is millions of objects: each full run of the cyclic collector would
+        # scan them all (about 2 s on the large profile) in the middle of some request. Frozen,
+        # they stay out of its scans until the state is evicted.
+        gc.freeze()
         return state
 
     def clear(self) -> None:
         with self._lock:
             self._states.clear()
+        gc.unfreeze()  # the collector may reclaim them again
 
 
 state_cache = _StateCache()
