@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,6 +167,9 @@ def _snapshot_summary(state: ClusterState) -> dict[str, Any]:
     }
 
 
+CLASS_CLAIMS_SHOWN = 50  # the claims list, filtered by class, has them all
+
+
 def class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]:
     """A DeviceClass with the devices its selectors admit and the claims that ask for it
     (computed once per parsed snapshot and class)."""
@@ -173,6 +177,7 @@ def class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]
 
 
 def _class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any]:
+    claims = [c for c in state.claims.values() if device_class.name in c.class_names]
     evaluation = matching.evaluate(state, "true", device_class=device_class.name)
     admitted = evaluation.matching
     return {
@@ -182,7 +187,9 @@ def _class_info(state: ClusterState, device_class: DeviceClass) -> dict[str, Any
         "devices": len(admitted),
         "allocated": sum(1 for r in admitted if r.device.allocated),
         "errors": evaluation.error_groups,
-        "claims": [c for c in state.claims.values() if device_class.name in c.class_names],
+        "claims": claims[:CLASS_CLAIMS_SHOWN],
+        "claim_count": len(claims),
+        "claim_states": dict(Counter(c.state for c in claims).most_common()),
         "templates": [t for t in state.templates.values() if device_class.name in t.class_names],
     }
 
