@@ -196,6 +196,28 @@ CELERY_TASK_TIME_LIMIT = envint("DRADASH_TASK_TIME_LIMIT", 660)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": "dradash-celery:"}
+# Periodic work (run `celery -A dradash beat`). Each entry expires just under its period, so a
+# backlog never runs stale duplicates.
+CELERY_BEAT_SCHEDULE = {
+    "capture-due": {
+        "task": "dradash.clusters.tasks.capture_due",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+    "capture-runs-reap": {
+        "task": "dradash.clusters.tasks.capture_runs_reap",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+}
+
+# Live capture: seconds one Kubernetes API request may take, objects per list page, how long a
+# capture run may wait in the queue before it counts as lost, and how often a run whose worker
+# was lost is retried.
+DRADASH_CAPTURE_REQUEST_TIMEOUT = envint("DRADASH_CAPTURE_REQUEST_TIMEOUT", 30)
+DRADASH_CAPTURE_PAGE_SIZE = envint("DRADASH_CAPTURE_PAGE_SIZE", 500)
+DRADASH_CAPTURE_QUEUED_TIMEOUT = envint("DRADASH_CAPTURE_QUEUED_TIMEOUT", 1800)
+DRADASH_CAPTURE_MAX_ATTEMPTS = envint("DRADASH_CAPTURE_MAX_ATTEMPTS", 3)
 
 LOGGING = {
     "version": 1,

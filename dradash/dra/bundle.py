@@ -34,8 +34,9 @@ INFO_FIELDS: dict[str, type | tuple[type, ...]] = {
     "kinds": dict,  # {"Pod": {"status": "ok", "message": ""}, ...}
     "ignored": dict,  # {"apps/v1 Deployment": 2}
 }
-# How a kind fared when the snapshot was taken. The last three make a snapshot partial.
-KIND_STATUSES = ("ok", "absent", "forbidden", "not-found", "error")
+# How a kind fared when the snapshot was taken. "not-served": an optional kind the cluster does
+# not serve (DeviceTaintRule before 1.35); the last three make a snapshot partial.
+KIND_STATUSES = ("ok", "absent", "not-served", "forbidden", "not-found", "error")
 PROBLEM_STATUSES = frozenset({"forbidden", "not-found", "error"})
 
 

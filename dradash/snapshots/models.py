@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 
 from dradash.clusters.models import Cluster
+from dradash.dra.bundle import PROBLEM_STATUSES
 
 
 class Snapshot(models.Model):
@@ -32,8 +33,9 @@ class Snapshot(models.Model):
     server_version = models.CharField(max_length=64, blank=True)
     # Served resource.k8s.io versions, e.g. ["resource.k8s.io/v1", "resource.k8s.io/v1beta2"].
     api_versions = models.JSONField(default=list, blank=True)
-    # Per kind: {"Pod": {"status": "ok" | "absent" | "forbidden" | "not-served", "count": 3,
-    # "message": "..."}}.
+    # Per kind: {"Pod": {"status": "ok" | "absent" | "forbidden" | "not-found" | "error" |
+    # "not-served", "count": 3, "message": "..."}}. "not-served" is for optional kinds a
+    # cluster may lack (DeviceTaintRule) and does not make the snapshot partial.
     kinds = models.JSONField(default=dict, blank=True)
     object_count = models.PositiveIntegerField(default=0)
     # Objects of kinds dradash does not read: {"apps/v1 Deployment": 2}.
@@ -49,11 +51,12 @@ class Snapshot(models.Model):
 
     @property
     def missing_kinds(self) -> dict[str, dict[str, object]]:
-        """Kinds that could not be read, with why (forbidden, not served …)."""
+        """Kinds that could not be read, with why (forbidden, not found …): what makes the
+        snapshot partial."""
         return {
             k: v
             for k, v in self.kinds.items()
-            if isinstance(v, dict) and v.get("status") not in ("ok", "absent")
+            if isinstance(v, dict) and v.get("status") in PROBLEM_STATUSES
         }
 
 
@@ -87,9 +90,10 @@ class SnapshotObject(models.Model):
 
 
 class SnapshotRun(models.Model):
-    """A piece of background work that ends in a snapshot: a bundle upload (or, later, a capture).
+    """A piece of background work that ends in a snapshot: a bundle upload or a live capture.
 
-    The web reads progress from here, never from Celery's result backend.
+    The web reads progress from here, never from Celery's result backend. A cluster has at most
+    one active (queued or running) capture run: the database refuses a second.
     """
 
     class Kind(models.TextChoices):
@@ -115,9 +119,19 @@ class SnapshotRun(models.Model):
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # 1 for a run someone (or the schedule) asked for; 2, 3 … for retries after a lost worker.
+    attempt = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster_name"],
+                condition=models.Q(kind="capture", status__in=["queued", "running"]),
+                name="one_active_capture_per_cluster",
+            )
+        ]
+        indexes = [models.Index(fields=["kind", "cluster_name", "-created_at"])]
 
     def __str__(self) -> str:
         return f"{self.kind} run #{self.pk} ({self.status})"

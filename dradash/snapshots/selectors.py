@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 
 from dradash.clusters.models import Cluster
 from dradash.dra.gc import gc_paused
@@ -21,8 +21,24 @@ def snapshot_list() -> QuerySet[Snapshot]:
 
 
 def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, list[Snapshot]]]:
-    """Clusters with their latest snapshots, newest first: two queries whatever the size."""
-    clusters = list(Cluster.objects.annotate(snapshot_count=Count("snapshots")).order_by("name"))
+    """Clusters with their latest snapshots, newest first: three queries whatever the size.
+
+    Each cluster also gets ``capture_run``: its latest capture run, or None.
+    """
+    latest_run = SnapshotRun.objects.filter(
+        kind=SnapshotRun.Kind.CAPTURE, cluster_name=OuterRef("name")
+    ).order_by("-created_at", "-id")
+    clusters = list(
+        Cluster.objects.annotate(
+            snapshot_count=Count("snapshots"),
+            capture_run_id=Subquery(latest_run.values("id")[:1]),
+        ).order_by("name")
+    )
+    runs = SnapshotRun.objects.select_related("snapshot").in_bulk(
+        [c.capture_run_id for c in clusters if c.capture_run_id]
+    )
+    for cluster in clusters:
+        cluster.capture_run = runs.get(cluster.capture_run_id)
     latest: dict[int, list[Snapshot]] = {c.pk: [] for c in clusters}
     for snapshot in Snapshot.objects.select_related("cluster").order_by("-captured_at", "-id"):
         bucket = latest[snapshot.cluster_id]

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -32,6 +32,21 @@ KIND_ORDER = list(KINDS)
 def raw_json(obj: dict[str, Any]) -> str:
     """The compact JSON text stored for an object; equal objects give equal text."""
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+# Stored blobs are shared between snapshots (and clusters). Storing a snapshot holds this
+# PostgreSQL advisory lock shared and pruning holds it exclusively, so a prune never deletes a
+# blob that a snapshot being stored at the same time is about to refer to.
+BLOB_LOCK = 0x64726164  # "drad"
+
+
+def _blob_lock(*, exclusive: bool) -> None:
+    """Take the blob lock until the end of the current transaction (PostgreSQL only)."""
+    if connection.vendor != "postgresql":
+        return
+    function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s)", [BLOB_LOCK])
 
 
 def cluster_for_name(name: str) -> Cluster:
@@ -56,6 +71,7 @@ def snapshot_store(
     ignored: dict[str, int] | None = None,
 ) -> Snapshot:
     """Store a whole snapshot in one transaction; unchanged objects reuse their stored blob."""
+    _blob_lock(exclusive=False)
     counts = Counter(key[0] for key in objects)
     kinds = {}
     for kind in KINDS:
@@ -173,12 +189,21 @@ def bundle_export(snapshot: Snapshot) -> Iterator[str]:
     return write_bundle(snapshot_info(snapshot), objects())
 
 
-def blobs_prune() -> int:
-    """Delete stored objects no snapshot refers to any more."""
+@transaction.atomic
+def blobs_prune(*, among: Sequence[int] | None = None) -> int:
+    """Delete stored objects no snapshot refers to any more (only those of ``among``, if given)."""
+    _blob_lock(exclusive=True)
     unused = ObjectBlob.objects.filter(
         ~Exists(SnapshotObject.objects.filter(blob_id=OuterRef("pk")))
     )
-    deleted, _ = unused.delete()
+    if among is None:
+        deleted, _ = unused.delete()
+        return deleted
+    ids = sorted(set(among))
+    deleted = 0
+    for start in range(0, len(ids), BATCH):
+        n, _ = unused.filter(id__in=ids[start : start + BATCH]).delete()
+        deleted += n
     return deleted
 
 

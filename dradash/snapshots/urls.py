@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from dradash.snapshots import views
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("snapshots/<int:snapshot_id>/bundle.json", views.snapshot_bundle, name="snapshot-bundle"),
     path("upload/", views.upload, name="upload"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
+    path("", include("dradash.clusters.urls")),
 ]

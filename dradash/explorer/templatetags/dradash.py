@@ -34,6 +34,7 @@ BADGES = {
     "complete": "ok",
     "partial": "warn",
     "absent": "muted",
+    "not-served": "muted",
     "forbidden": "bad",
     "not-found": "bad",
     "error": "bad",

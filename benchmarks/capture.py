@@ -1,0 +1,182 @@
+"""Capture a synthetic cluster from the test Kubernetes API server into the database.
+
+    DATABASE_URL=postgres://… python -m benchmarks.capture [--profile large] [--page-size 500]
+
+A child process generates the profile's cluster (``benchmarks.synthetic``) and serves it from
+``tests.kubeapi.KubeAPIServer`` over real HTTP on loopback, so this process holds only what the
+capture itself holds. This process then:
+
+1. downloads every list a capture reads with the ``kubernetes`` client alone (paginated, raw
+   JSON parsed and dropped) — the floor any capture is compared with;
+2. captures the cluster as a capture run does (``dradash.clusters.services``: discovery, paginated
+   lists, filtering, redaction, one transaction into the database) and prints its time, the peak
+   memory of this process and the bytes the database grew by;
+3. captures the unchanged cluster again and prints the bytes that second capture added.
+
+Targets (DESIGN "Performance", large profile on 2 cores): capture ≤ 2 × the plain download and
+≤ 60 s, peak memory ≤ 1.5 GiB, a second capture of an unchanged cluster ≤ 5 % of the first's
+bytes. A benchmark, not a test: it asserts nothing. It deletes what it stored unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+LISTS = [  # what a capture lists, at resource.k8s.io/v1
+    "/api/v1/namespaces",
+    "/api/v1/nodes",
+    "/api/v1/pods",
+    "/api/v1/events",
+    "/apis/resource.k8s.io/v1/deviceclasses",
+    "/apis/resource.k8s.io/v1/resourceslices",
+    "/apis/resource.k8s.io/v1/resourceclaims",
+    "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+    "/apis/resource.k8s.io/v1/devicetaintrules",
+    "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "/apis/batch/v1/jobs",
+]
+
+
+def _serve(profile: str, kubeconfig: str, ready: Any, stop: Any) -> None:
+    """Child process: generate the cluster and serve it until told to stop."""
+    from benchmarks.synthetic import PROFILES, generate
+    from tests.kubeapi import KubeAPIServer
+
+    objects = generate(**PROFILES[profile])
+    with KubeAPIServer(objects) as api:
+        api.kubeconfig(kubeconfig)
+        ready.send(len(objects))
+        stop.recv()
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _plain_download(kubeconfig: str, page_size: int) -> tuple[float, int, int]:
+    """Every list, page by page, with the kubernetes client alone: (seconds, items, bytes)."""
+    from kubernetes import config
+
+    client = config.new_client_from_config(config_file=kubeconfig)
+    started = time.perf_counter()
+    items = size = 0
+    for path in LISTS:
+        token = ""
+        while True:
+            query = [("limit", page_size)] + ([("continue", token)] if token else [])
+            response = client.call_api(
+                path,
+                "GET",
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+            )
+            data = response.data
+            size += len(data)
+            page = json.loads(data)
+            items += len(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                break
+    client.close()
+    return time.perf_counter() - started, items, size
+
+
+def _database_bytes() -> int:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return Path(connection.settings_dict["NAME"]).stat().st_size
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="large")
+    parser.add_argument("--page-size", type=int, default=500)
+    parser.add_argument("--keep", action="store_true", help="keep the captured snapshots")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
+    os.environ.setdefault("DRADASH_DEBUG", "1")
+    import django
+
+    django.setup()
+    from dradash.clusters.models import Cluster
+    from dradash.clusters.services import capture_run_create, capture_run_execute
+    from dradash.snapshots.services import blobs_prune
+
+    workdir = tempfile.mkdtemp(prefix="dradash-capture-")
+    kubeconfig = str(Path(workdir) / "kubeconfig")
+    ready_recv, ready_send = multiprocessing.Pipe(duplex=False)
+    stop_recv, stop_send = multiprocessing.Pipe(duplex=False)
+    server = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(args.profile, kubeconfig, ready_send, stop_recv), daemon=True
+    )
+    server.start()
+    objects = ready_recv.recv()
+    print(f"synthetic-{args.profile}: {objects:,} objects served over HTTP on loopback")
+
+    cluster, _ = Cluster.objects.update_or_create(
+        name=f"benchmark-{args.profile}",
+        defaults={"kubeconfig_path": kubeconfig, "context": "test", "capture_enabled": False},
+    )
+    rows = []
+    snapshots = []
+    try:
+        for attempt in ("first", "second"):
+            before = _database_bytes()
+            run = capture_run_create(cluster, enqueue=False)
+            started = time.perf_counter()
+            capture_run_execute(run.pk)
+            elapsed = time.perf_counter() - started
+            run.refresh_from_db()
+            if run.snapshot_id is None:
+                sys.exit(f"the capture failed: {run.error}")
+            snapshots.append(run.snapshot)
+            added = _database_bytes() - before
+            rows.append((attempt, elapsed, added, run.snapshot.object_count, _peak_rss_mib()))
+        plain, items, size = _plain_download(kubeconfig, args.page_size)
+    finally:
+        stop_send.send(None)
+        server.join(timeout=30)
+        if not args.keep:
+            for snapshot in snapshots:
+                snapshot.delete()
+            cluster.delete()
+            blobs_prune()
+
+    mib = 2**20
+    print(
+        f"{'plain download, client alone':34} {plain:8.2f} s  {items:,} items, {size / mib:.1f} MiB"
+    )
+    for attempt, elapsed, added, count, peak in rows:
+        print(
+            f"{attempt + ' capture':34} {elapsed:8.2f} s  {count:,} objects stored, "
+            f"{added / mib:.1f} MiB added, peak RSS {peak:,.0f} MiB"
+        )
+    first, second = rows[0], rows[1]
+    print(
+        f"{'capture / plain download':34} {first[1] / plain:8.2f} ×  (target ≤ 2, and ≤ 60 s)\n"
+        f"{'second capture adds':34} {100 * second[2] / max(first[2], 1):8.2f} %  (target ≤ 5 %)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,433 @@
+"""Writes for clusters: registering them and capturing them live.
+
+A capture is a ``SnapshotRun`` of kind ``capture``, created by ``capture_run_create`` (from the
+web, the admin, ``manage.py capture`` or the schedule in ``capture_due``) and carried out by
+``capture_run_execute`` in a Celery worker. A cluster has at most one active capture run, and a
+snapshot appears only once a capture is whole: it is stored in one transaction together with
+the run's success. ``capture_runs_reap`` fails runs whose worker was lost and retries them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from dradash.clusters.models import Cluster, cluster_name_validator
+from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots.services import blobs_prune, snapshot_store
+
+if TYPE_CHECKING:
+    from dradash.kube.capture import ConnectionReport
+    from dradash.kube.client import Kube
+
+logger = logging.getLogger(__name__)
+
+ACTIVE = (SnapshotRun.Status.QUEUED, SnapshotRun.Status.RUNNING)
+# A scheduled capture counts as due this much early, so beat's one-minute ticks do not push a
+# 60-minute interval to 61 minutes.
+DUE_SLACK = timedelta(seconds=30)
+ERROR_MAX_CHARS = 1000
+
+
+class ClusterConfigError(ValueError):
+    """A cluster cannot be captured as configured (missing kubeconfig, unknown context …)."""
+
+
+class CaptureNotPossible(ValueError):
+    """A capture was asked for a cluster that has no credentials or has capture disabled."""
+
+
+# --- registering clusters -----------------------------------------------------------------
+
+
+def kubeconfig_check(path: str, context: str | None = None) -> str:
+    """Check that ``path`` is a kubeconfig with ``context`` (or a current-context).
+
+    Returns the name of the context that will be used. Raises ClusterConfigError. Messages
+    never quote the file's contents: kubeconfigs hold tokens.
+    """
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ClusterConfigError(f"kubeconfig {path}: no such file")
+    try:
+        data = yaml.safe_load(file.read_text())
+    except OSError as exc:
+        raise ClusterConfigError(f"kubeconfig {path}: cannot read: {exc.strerror}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ClusterConfigError(f"kubeconfig {path}: not valid YAML{where}") from None
+    if not isinstance(data, dict):
+        raise ClusterConfigError(f"kubeconfig {path}: not a kubeconfig (expected a YAML mapping)")
+    contexts = [
+        c["name"]
+        for c in data.get("contexts") or []
+        if isinstance(c, dict) and isinstance(c.get("name"), str)
+    ]
+    known = ", ".join(contexts) or "none"
+    if context:
+        if context not in contexts:
+            raise ClusterConfigError(
+                f"kubeconfig {path} has no context {context!r} (its contexts: {known})"
+            )
+        return context
+    current = data.get("current-context")
+    if not current:
+        raise ClusterConfigError(
+            f"kubeconfig {path} has no current-context; pass --context (its contexts: {known})"
+        )
+    if current not in contexts:
+        raise ClusterConfigError(
+            f"kubeconfig {path}: current-context {current!r} is not one of its contexts ({known})"
+        )
+    return str(current)
+
+
+@transaction.atomic
+def cluster_register(
+    *,
+    name: str,
+    kubeconfig_path: str = "",
+    context: str = "",
+    in_cluster: bool = False,
+    capture_interval: int | None = None,
+    keep_last: int | None = None,
+) -> tuple[Cluster, bool]:
+    """Create or update the cluster ``name`` for capture. Returns (cluster, created).
+
+    Only the kubeconfig's path and context are stored, never credentials. Settings left as None
+    keep their current value (or the default, for a new cluster).
+    """
+    try:
+        cluster_name_validator(name)
+    except ValidationError as exc:
+        raise ClusterConfigError(f"cluster name {name!r}: {exc.messages[0]}") from None
+    if in_cluster == bool(kubeconfig_path):
+        raise ClusterConfigError("give either a kubeconfig path or in-cluster, not both")
+    if in_cluster and context:
+        raise ClusterConfigError("a context needs a kubeconfig; in-cluster has none")
+    if kubeconfig_path:
+        kubeconfig_check(kubeconfig_path, context or None)
+        kubeconfig_path = str(Path(kubeconfig_path).expanduser().resolve())
+    for label, value in (("interval", capture_interval), ("keep", keep_last)):
+        if value is not None and value < 0:
+            raise ClusterConfigError(f"{label} must be 0 or more, not {value}")
+    cluster, created = Cluster.objects.select_for_update().get_or_create(name=name)
+    cluster.kubeconfig_path = kubeconfig_path
+    cluster.context = context
+    cluster.in_cluster = in_cluster
+    cluster.capture_enabled = True
+    if capture_interval is not None:
+        cluster.capture_interval = capture_interval
+    if keep_last is not None:
+        cluster.keep_last = keep_last
+    cluster.full_clean()
+    cluster.save()
+    return cluster, created
+
+
+# --- talking to the cluster ---------------------------------------------------------------
+
+
+# dradash.kube (and the kubernetes client under it) is imported where it is used, so that
+# web processes that never capture do not load it.
+
+
+def cluster_kube(cluster: Cluster) -> Kube:
+    """A client for the cluster's API server, with the configured request timeout."""
+    from dradash.kube.client import Kube, connect
+
+    if not (cluster.in_cluster or cluster.kubeconfig_path):
+        raise CaptureNotPossible(
+            f"cluster {cluster.name} has neither a kubeconfig nor in-cluster credentials; "
+            "register it with manage.py add_cluster"
+        )
+    api_client = connect(
+        cluster.kubeconfig_path or None, cluster.context or None, cluster.in_cluster
+    )
+    return Kube(api_client, timeout=float(settings.DRADASH_CAPTURE_REQUEST_TIMEOUT))
+
+
+def cluster_test_connection(cluster: Cluster) -> ConnectionReport:
+    """What the cluster serves and what our credentials may list. Raises on no connection."""
+    from dradash.kube.capture import test_connection
+
+    with cluster_kube(cluster) as kube:
+        return test_connection(kube)
+
+
+def error_message(exc: BaseException) -> str:
+    """A one-line reason for people: our own errors as they are, others with their type.
+
+    Never a traceback, never more than the first line (API error dumps carry headers and
+    bodies), and never anything that looks like a credential.
+    """
+    from kubernetes.config.config_exception import ConfigException
+
+    from dradash.kube.capture import CaptureError
+    from dradash.kube.client import KubeError
+
+    if isinstance(exc, (KubeError, CaptureError, ClusterConfigError, CaptureNotPossible)):
+        text = str(exc)
+    elif isinstance(exc, ConfigException):
+        text = f"kubeconfig: {exc}"
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = (text.strip().splitlines() or [type(exc).__name__])[0]
+    text = re.sub(r"(?i)(bearer|token|password)([\s:=]+)\S+", r"\1\2[redacted]", text)
+    return text[:ERROR_MAX_CHARS]
+
+
+# --- capture runs -------------------------------------------------------------------------
+
+
+def active_capture_run(cluster_name: str) -> SnapshotRun | None:
+    return (
+        SnapshotRun.objects.filter(
+            kind=SnapshotRun.Kind.CAPTURE, cluster_name=cluster_name, status__in=ACTIVE
+        )
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def capture_run_create(
+    cluster: Cluster, requested_by: Any = None, *, enqueue: bool = True, attempt: int = 1
+) -> SnapshotRun:
+    """A capture run for the cluster: a new one, or the one already queued or running.
+
+    A new run is handed to a Celery worker once the transaction commits (``enqueue=False``
+    leaves that to the caller, as ``manage.py capture`` does). Raises CaptureNotPossible.
+    """
+    if not cluster.capturable:
+        reason = (
+            "capture is disabled"
+            if cluster.in_cluster or cluster.kubeconfig_path
+            else "it has no kubeconfig or in-cluster credentials (see manage.py add_cluster)"
+        )
+        raise CaptureNotPossible(f"cluster {cluster.name} cannot be captured: {reason}")
+    user = requested_by if requested_by is not None and requested_by.is_authenticated else None
+    with transaction.atomic():
+        active = active_capture_run(cluster.name)
+        if active is not None:
+            return active
+        try:
+            with transaction.atomic():
+                run = SnapshotRun.objects.create(
+                    kind=SnapshotRun.Kind.CAPTURE,
+                    cluster_name=cluster.name,
+                    requested_by=user,
+                    attempt=attempt,
+                )
+        except IntegrityError:
+            # Someone else created one between our look and our insert (the database allows
+            # one active capture run per cluster): theirs is the run.
+            active = active_capture_run(cluster.name)
+            if active is None:
+                raise
+            return active
+        if enqueue:
+            from dradash.clusters.tasks import capture_run
+
+            capture_run.delay_on_commit(run.pk)
+    return run
+
+
+def capture_run_execute(run_id: int) -> SnapshotRun | None:
+    """Capture the cluster of a queued run and store the snapshot.
+
+    Returns the finished run, or None when the run was not queued (another worker has it, it
+    was reaped, or it is gone): a redelivered task does nothing. Every failure ends with the
+    run marked failed and a readable reason; nothing of a failed capture is stored.
+    """
+    from kubernetes.config.config_exception import ConfigException
+
+    from dradash.kube.capture import CaptureError, capture
+    from dradash.kube.client import KubeError
+
+    expected = (KubeError, CaptureError, ConfigException, ClusterConfigError, CaptureNotPossible)
+    claimed = SnapshotRun.objects.filter(
+        id=run_id, kind=SnapshotRun.Kind.CAPTURE, status=SnapshotRun.Status.QUEUED
+    ).update(status=SnapshotRun.Status.RUNNING, started_at=timezone.now())
+    if not claimed:
+        logger.info("capture run %s is not queued (already taken, reaped or gone)", run_id)
+        return None
+    run = SnapshotRun.objects.get(id=run_id)
+    cluster = Cluster.objects.filter(name=run.cluster_name).first()
+    try:
+        if cluster is None:
+            raise CaptureNotPossible(f"cluster {run.cluster_name} no longer exists")
+        if not cluster.capturable:
+            raise CaptureNotPossible(f"capture of cluster {cluster.name} is disabled")
+        with cluster_kube(cluster) as kube:
+            result = capture(kube, page_size=settings.DRADASH_CAPTURE_PAGE_SIZE)
+        with transaction.atomic():
+            locked = SnapshotRun.objects.select_for_update().get(id=run_id)
+            if locked.status != SnapshotRun.Status.RUNNING:
+                # Reaped while we worked (and perhaps retried): the retry owns the cluster.
+                logger.warning("capture run %s was %s meanwhile; dropped", run_id, locked.status)
+                return locked
+            snapshot = snapshot_store(
+                cluster=cluster,
+                objects=result.objects,
+                source=Snapshot.Source.CAPTURE,
+                captured_at=result.captured_at,
+                server_version=result.server_version,
+                api_versions=result.api_versions,
+                kind_status=result.kind_status,
+            )
+            _run_finish(locked, snapshot=snapshot)
+    except SoftTimeLimitExceeded:
+        return _run_fail(
+            run_id,
+            f"the capture took longer than {settings.CELERY_TASK_SOFT_TIME_LIMIT} s and was "
+            "stopped; nothing was stored",
+        )
+    except expected as exc:
+        return _run_fail(run_id, error_message(exc))
+    except Exception as exc:
+        logger.exception("capture run %s failed", run_id)
+        return _run_fail(run_id, error_message(exc))
+    try:
+        snapshots_retain(cluster)
+    except Exception:  # retention is housekeeping: the next capture tries again
+        logger.exception("retention for cluster %s failed", cluster.name)
+    return locked
+
+
+def _run_finish(run: SnapshotRun, *, snapshot: Snapshot) -> None:
+    run.status = SnapshotRun.Status.SUCCEEDED
+    run.error = ""
+    run.snapshot = snapshot
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "snapshot", "finished_at"])
+
+
+def _run_fail(run_id: int, error: str) -> SnapshotRun | None:
+    """Mark a running run failed (a run reaped meanwhile keeps the reaper's reason)."""
+    SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.RUNNING).update(
+        status=SnapshotRun.Status.FAILED, error=error, finished_at=timezone.now()
+    )
+    logger.info("capture run %s failed: %s", run_id, error)
+    return SnapshotRun.objects.filter(id=run_id).first()
+
+
+@dataclass
+class ReapResult:
+    failed: list[SnapshotRun]
+    retries: list[SnapshotRun]
+
+
+def capture_runs_reap(*, now: datetime | None = None) -> ReapResult:
+    """Fail capture runs whose worker was lost, and queue a retry for each.
+
+    A run is lost when it has been running longer than the task time limit (the worker was
+    killed, or the limit would have stopped it) or queued longer than
+    DRADASH_CAPTURE_QUEUED_TIMEOUT (the message was lost). Nothing of a lost run was stored,
+    because a snapshot is stored only in the transaction that ends the run. A run is retried
+    up to DRADASH_CAPTURE_MAX_ATTEMPTS times in all; after that the schedule tries again.
+    """
+    now = now or timezone.now()
+    time_limit = settings.CELERY_TASK_TIME_LIMIT
+    queued_limit = settings.DRADASH_CAPTURE_QUEUED_TIMEOUT
+    stale = SnapshotRun.objects.filter(kind=SnapshotRun.Kind.CAPTURE).filter(
+        Q(status=SnapshotRun.Status.RUNNING, started_at__lt=now - timedelta(seconds=time_limit))
+        | Q(status=SnapshotRun.Status.QUEUED, created_at__lt=now - timedelta(seconds=queued_limit))
+    )
+    result = ReapResult(failed=[], retries=[])
+    for run in stale.order_by("created_at"):
+        if run.status == SnapshotRun.Status.RUNNING:
+            error = (
+                f"worker lost: still running {time_limit} s (the task time limit) after it "
+                "started; nothing was stored"
+            )
+        else:
+            error = (
+                f"worker lost: no worker took the run within {queued_limit} s; nothing was stored"
+            )
+        with transaction.atomic():
+            changed = SnapshotRun.objects.filter(id=run.pk, status=run.status).update(
+                status=SnapshotRun.Status.FAILED, error=error, finished_at=now
+            )
+            if not changed:
+                continue  # it finished (or was reaped) meanwhile
+            logger.warning("capture run %s of %s: %s", run.pk, run.cluster_name, error)
+            run.refresh_from_db()
+            result.failed.append(run)
+            cluster = Cluster.objects.filter(name=run.cluster_name).first()
+            if (
+                cluster is None
+                or not cluster.capturable
+                or run.attempt >= settings.DRADASH_CAPTURE_MAX_ATTEMPTS
+            ):
+                continue
+            retry = capture_run_create(cluster, run.requested_by, attempt=run.attempt + 1)
+            run.error = f"{error}; retried as run #{retry.pk}"
+            run.save(update_fields=["error"])
+            result.retries.append(retry)
+    return result
+
+
+def capture_due(*, now: datetime | None = None) -> list[SnapshotRun]:
+    """Queue a capture of every cluster whose interval has passed since its last capture run.
+
+    Clusters with capture disabled, an interval of 0 (on demand only) or an active run are
+    skipped. Failed runs count as captures here, so a broken cluster is retried once per
+    interval, not once per minute.
+    """
+    now = now or timezone.now()
+    runs = SnapshotRun.objects.filter(kind=SnapshotRun.Kind.CAPTURE, cluster_name=OuterRef("name"))
+    clusters = (
+        Cluster.objects.filter(capture_enabled=True, capture_interval__gt=0)
+        .filter(Q(in_cluster=True) | ~Q(kubeconfig_path=""))
+        .annotate(
+            last_run_at=Subquery(runs.order_by("-created_at").values("created_at")[:1]),
+            busy=Exists(runs.filter(status__in=ACTIVE)),
+        )
+        .filter(busy=False)
+    )
+    created = []
+    for cluster in clusters:
+        interval = timedelta(minutes=cluster.capture_interval)
+        if cluster.last_run_at is None or cluster.last_run_at <= now - interval + DUE_SLACK:
+            created.append(capture_run_create(cluster))
+    return created
+
+
+def snapshots_retain(cluster: Cluster) -> int:
+    """Delete the cluster's captured snapshots beyond its newest ``keep_last``, unless pinned.
+
+    Only live captures are subject to retention: uploaded and imported snapshots are kept
+    until someone deletes them. Returns how many snapshots were deleted.
+    """
+    if cluster.keep_last <= 0:
+        return 0
+    captured = Snapshot.objects.filter(cluster=cluster, source=Snapshot.Source.CAPTURE)
+    keep = list(
+        captured.order_by("-captured_at", "-id").values_list("id", flat=True)[: cluster.keep_last]
+    )
+    doomed = list(captured.filter(pinned=False).exclude(id__in=keep).values_list("id", flat=True))
+    if not doomed:
+        return 0
+    with transaction.atomic():
+        blob_ids = list(
+            SnapshotObject.objects.filter(snapshot_id__in=doomed)
+            .values_list("blob_id", flat=True)
+            .distinct()
+        )
+        Snapshot.objects.filter(id__in=doomed).delete()
+        blobs_prune(among=blob_ids)
+    logger.info("cluster %s: deleted %d old snapshots", cluster.name, len(doomed))
+    return len(doomed)

@@ -1,0 +1,380 @@
+"""Capture a live cluster: discovery, paginated lists, the DRA-related subset, redaction.
+
+``capture(kube)`` reads, in this order, Namespaces, Nodes, PriorityClasses, DeviceClasses,
+ResourceSlices, DeviceTaintRules (where served), ResourceClaimTemplates, ResourceClaims, then
+only the Pods that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``) or
+that a claim names (``status.reservedFor``, the owner of a generated claim), the Jobs that own
+those Pods, and the core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
+requested. Objects come back as the raw JSON the server sent, with ``kind`` and ``apiVersion``
+filled in and redacted: env values and ``last-applied-configuration`` annotations replaced by
+``<redacted>``, ``metadata.managedFields`` dropped.
+
+Per-kind problems do not fail the capture; they are reported in ``kind_status`` with the words of
+dradash.dra.bundle: ``forbidden`` (403) and ``not-found`` (a kind dradash needs that the server
+does not serve) make a snapshot partial; ``not-served`` is for optional kinds (DeviceTaintRule),
+which older clusters or disabled feature gates lack, and does not. Successful lists are ``ok``
+or ``absent`` (no objects). Anything else (401, timeouts, 5xx after retries, connection errors,
+continue tokens that keep expiring) raises CaptureError: the capture failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from dradash.dra.kinds import KINDS, RESOURCE_GROUP, RESOURCE_VERSIONS, Kind, ObjectKey, object_key
+from dradash.kube.client import Kube, KubeError
+
+# Kinds a cluster may legitimately not serve: their absence does not make a snapshot partial.
+OPTIONAL_KINDS = frozenset({"DeviceTaintRule"})
+# The order of the lists: Pods need the claims first, Jobs and Events need the Pods.
+CAPTURE_ORDER = (
+    "Namespace",
+    "Node",
+    "PriorityClass",
+    "DeviceClass",
+    "ResourceSlice",
+    "DeviceTaintRule",
+    "ResourceClaimTemplate",
+    "ResourceClaim",
+    "Pod",
+    "Job",
+    "Event",
+)
+assert set(CAPTURE_ORDER) == set(KINDS), "every kind dradash reads is captured"
+REDACTED = "<redacted>"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+MAX_LIST_RESTARTS = 3  # a list whose continue token expires is restarted this many times
+SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+
+class CaptureError(KubeError):
+    """The capture as a whole failed; the message says why, for a person."""
+
+
+@dataclass
+class CaptureResult:
+    objects: dict[ObjectKey, dict[str, Any]]  # redacted, with kind and apiVersion filled in
+    kind_status: dict[str, dict[str, Any]]  # {"Pod": {"status": "ok", "message": ""}, ...}
+    server_version: str  # gitVersion
+    api_versions: list[str]  # served resource.k8s.io versions, e.g. ["resource.k8s.io/v1"]
+    captured_at: datetime  # UTC, when the capture started
+    requests: int  # HTTP requests made, retries included
+
+
+@dataclass
+class ConnectionReport:
+    server_version: str
+    api_versions: list[str]
+    can_list: dict[str, bool] = field(default_factory=dict)  # kind -> served and allowed
+    error: str | None = None
+
+
+@dataclass
+class Discovery:
+    server_version: str
+    api_versions: list[str]  # served resource.k8s.io versions, server's order
+    served: dict[str, str]  # kind -> apiVersion to list it at, e.g. "resource.k8s.io/v1"
+    missing: dict[str, dict[str, str]]  # kind -> {"status": "not-served"|"not-found", "message"}
+
+
+def discover(kube: Kube) -> Discovery:
+    """Server version, served resource.k8s.io versions, and where each kind is listed.
+
+    resource.k8s.io kinds are read at the newest version that serves them (v1, then v1beta2,
+    v1beta1, v1alpha3); the core normalises older shapes later. Raises KubeError.
+    """
+    version = kube.get("/version")
+    server_version = str(version.get("gitVersion") or "")
+    groups: dict[str, list[str]] = {}
+    for group in kube.get("/apis").get("groups") or []:
+        if isinstance(group, dict) and group.get("name"):
+            groups[group["name"]] = [
+                str(v.get("version")) for v in group.get("versions") or [] if isinstance(v, dict)
+            ]
+    groups[""] = ["v1"]
+    api_versions = [f"{RESOURCE_GROUP}/{v}" for v in groups.get(RESOURCE_GROUP, [])]
+
+    resource_lists: dict[str, set[str]] = {}
+
+    def plurals(api_version: str) -> set[str]:
+        if api_version not in resource_lists:
+            try:
+                listed = kube.get(_base(api_version)).get("resources") or []
+            except KubeError as e:
+                if e.status != 404:
+                    raise
+                listed = []
+            resource_lists[api_version] = {
+                r["name"] for r in listed if isinstance(r, dict) and isinstance(r.get("name"), str)
+            }
+        return resource_lists[api_version]
+
+    served: dict[str, str] = {}
+    missing: dict[str, dict[str, str]] = {}
+    for name in CAPTURE_ORDER:
+        kind = KINDS[name]
+        group = kind.groups[0]
+        order = RESOURCE_VERSIONS if group == RESOURCE_GROUP else kind.versions
+        candidates = [v for v in order if v in groups.get(group, [])]
+        for v in candidates:
+            api_version = f"{group}/{v}" if group else v
+            if kind.plural in plurals(api_version):
+                served[name] = api_version
+                break
+        else:
+            if candidates:
+                tried = ", ".join(f"{group}/{v}" if group else v for v in candidates)
+                message = f"the server does not serve {kind.plural} (looked in {tried})"
+            else:
+                message = f"the server does not serve the API group {group or 'core'}"
+            if name == "DeviceTaintRule":
+                message += "; the DRADeviceTaintRules feature is off or the cluster is older"
+            status = "not-served" if name in OPTIONAL_KINDS else "not-found"
+            missing[name] = {"status": status, "message": message}
+    return Discovery(server_version, api_versions, served, missing)
+
+
+def _base(api_version: str) -> str:
+    return f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+
+
+def capture(kube: Kube, *, page_size: int = 500, now: datetime | None = None) -> CaptureResult:
+    """Read the DRA-related state of the cluster. Raises CaptureError (a KubeError)."""
+    captured_at = now or datetime.now(UTC)
+    first_request = kube.requests
+    try:
+        return _capture(kube, page_size, captured_at, first_request)
+    except CaptureError:
+        raise
+    except KubeError as e:
+        raise CaptureError(e.status, e.reason, e.message) from e
+
+
+def _capture(kube: Kube, page_size: int, captured_at: datetime, first: int) -> CaptureResult:
+    found = discover(kube)
+    objects: dict[ObjectKey, dict[str, Any]] = {}
+    kind_status: dict[str, dict[str, Any]] = {}
+
+    def read(name: str, keep: Callable[[dict[str, Any]], bool] | None = None) -> list[dict]:
+        if name not in found.served:
+            kind_status[name] = dict(found.missing[name])
+            return []
+        kind = KINDS[name]
+        try:
+            listed = _list_all(kube, kind, found.served[name], page_size, keep)
+        except KubeError as e:
+            if e.status == 403:
+                kind_status[name] = {"status": "forbidden", "message": e.message}
+                return []
+            if e.status == 404:
+                status = "not-served" if name in OPTIONAL_KINDS else "not-found"
+                kind_status[name] = {"status": status, "message": e.message}
+                return []
+            raise
+        kind_status[name] = {"status": "ok" if listed else "absent", "message": ""}
+        objects.update(listed)
+        return list(listed.values())
+
+    for name in CAPTURE_ORDER[:7]:
+        read(name)
+    claims = read("ResourceClaim")
+
+    # Pods: those using DRA, and those claims name as consumers or owners.
+    claim_pods: set[tuple[str, str]] = set()  # ("uid", uid) or ("name", "ns/name")
+    for claim in claims:
+        meta = claim.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        refs = [r for r in (claim.get("status") or {}).get("reservedFor") or [] if _is_pod_ref(r)]
+        refs += [o for o in meta.get("ownerReferences") or [] if _is_pod_ref(o)]
+        for ref in refs:
+            claim_pods.add(_ref_key(ns, ref))
+
+    def wanted_pod(pod: dict[str, Any]) -> bool:
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        if spec.get("resourceClaims") or status.get("extendedResourceClaimStatus"):
+            return True
+        meta = pod.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        return ("uid", meta.get("uid")) in claim_pods or ("name", f"{ns}/{meta.get('name')}") in (
+            claim_pods
+        )
+
+    pods = read("Pod", wanted_pod)
+
+    job_refs: set[tuple[str, str]] = set()
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        for owner in meta.get("ownerReferences") or []:
+            if (
+                isinstance(owner, dict)
+                and owner.get("kind") == "Job"
+                and str(owner.get("apiVersion", "")).startswith("batch/")
+            ):
+                job_refs.add(_ref_key(ns, owner))
+
+    def wanted_job(job: dict[str, Any]) -> bool:
+        meta = job.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        return ("uid", meta.get("uid")) in job_refs or ("name", f"{ns}/{meta.get('name')}") in (
+            job_refs
+        )
+
+    read("Job", wanted_job)
+
+    subjects: set[tuple[str, ...]] = set()
+    for obj in pods + claims:
+        meta = obj.get("metadata") or {}
+        if meta.get("uid"):
+            subjects.add(("uid", meta["uid"]))
+        subjects.add((obj["kind"], meta.get("namespace") or "default", meta.get("name", "")))
+
+    def wanted_event(event: dict[str, Any]) -> bool:
+        involved = event.get("involvedObject")
+        if not isinstance(involved, dict) or involved.get("kind") not in ("Pod", "ResourceClaim"):
+            return False
+        if involved.get("uid"):
+            return ("uid", involved["uid"]) in subjects
+        ns = involved.get("namespace") or (event.get("metadata") or {}).get("namespace")
+        return (involved["kind"], ns or "default", involved.get("name", "")) in subjects
+
+    read("Event", wanted_event)
+
+    return CaptureResult(
+        objects=objects,
+        kind_status={name: kind_status[name] for name in KINDS},
+        server_version=found.server_version,
+        api_versions=found.api_versions,
+        captured_at=captured_at,
+        requests=kube.requests - first,
+    )
+
+
+def _is_pod_ref(ref: Any) -> bool:
+    if not isinstance(ref, dict):
+        return False
+    if ref.get("kind") == "Pod" and ref.get("apiVersion", "v1") == "v1":  # ownerReference
+        return True
+    return ref.get("resource") == "pods" and not ref.get("apiGroup")  # reservedFor entry
+
+
+def _ref_key(namespace: str, ref: dict[str, Any]) -> tuple[str, str]:
+    if ref.get("uid"):
+        return ("uid", str(ref["uid"]))
+    return ("name", f"{namespace}/{ref.get('name')}")
+
+
+def _list_all(
+    kube: Kube,
+    kind: Kind,
+    api_version: str,
+    page_size: int,
+    keep: Callable[[dict[str, Any]], bool] | None,
+) -> dict[ObjectKey, dict[str, Any]]:
+    """Every object of a kind (that ``keep`` accepts), page by page, redacted.
+
+    A 410 Expired on a continue token restarts the list from scratch, MAX_LIST_RESTARTS times.
+    Pages are dropped as soon as their objects are sorted out. Raises KubeError.
+    """
+    path = f"{_base(api_version)}/{kind.plural}"
+    for _attempt in range(MAX_LIST_RESTARTS + 1):
+        listed: dict[ObjectKey, dict[str, Any]] = {}
+        token = ""
+        try:
+            while True:
+                page = kube.get(path, {"limit": page_size, "continue": token})
+                served_as = str(page.get("apiVersion") or api_version)
+                items = page.get("items") or []
+                token = str((page.get("metadata") or {}).get("continue") or "")
+                del page
+                for item in items:
+                    if not isinstance(item, dict):
+                        continue
+                    obj = {"apiVersion": served_as, "kind": kind.name, **item}
+                    if keep is None or keep(obj):
+                        redact(obj)
+                        listed[object_key(kind, obj)] = obj
+                del items
+                if not token:
+                    return listed
+        except KubeError as e:
+            if e.status == 410 and token:
+                continue  # the continue token expired: start this kind again
+            raise
+    raise CaptureError(
+        410,
+        "Expired",
+        f"the list of {kind.plural} kept expiring ({MAX_LIST_RESTARTS + 1} tries): the "
+        "cluster changes faster than it can be paged through; try again or with a larger page",
+    )
+
+
+def redact(obj: dict[str, Any]) -> dict[str, Any]:
+    """Drop managedFields; replace env values and last-applied-configuration. In place."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+            annotations[LAST_APPLIED] = REDACTED
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        pod_specs = [spec]
+        template = spec.get("template")  # Jobs (and any workload with a Pod template)
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            pod_specs.append(template["spec"])
+        for pod_spec in pod_specs:
+            for key in CONTAINER_LISTS:
+                for container in pod_spec.get(key) or []:
+                    if not isinstance(container, dict):
+                        continue
+                    for env in container.get("env") or []:
+                        if isinstance(env, dict) and "value" in env:
+                            env["value"] = REDACTED
+    return obj
+
+
+def test_connection(kube: Kube) -> ConnectionReport:
+    """Can these credentials reach the server, and list each kind dradash captures?
+
+    ``can_list[kind]`` is False for kinds the server does not serve, else the answer of a
+    SelfSubjectAccessReview (verb list, cluster-wide). Never raises: problems go in ``error``.
+    """
+    try:
+        found = discover(kube)
+    except KubeError as e:
+        return ConnectionReport("", [], {}, str(e))
+    can_list: dict[str, bool] = {}
+    try:
+        for name in KINDS:
+            if name not in found.served:
+                can_list[name] = False
+                continue
+            group = found.served[name].rpartition("/")[0]
+            review = kube.post(
+                SSAR_PATH,
+                {
+                    "apiVersion": "authorization.k8s.io/v1",
+                    "kind": "SelfSubjectAccessReview",
+                    "spec": {
+                        "resourceAttributes": {
+                            "verb": "list",
+                            "group": group,
+                            "resource": KINDS[name].plural,
+                        }
+                    },
+                },
+            )
+            can_list[name] = bool((review.get("status") or {}).get("allowed"))
+    except KubeError as e:
+        return ConnectionReport(
+            found.server_version, found.api_versions, can_list, f"cannot check permissions: {e}"
+        )
+    return ConnectionReport(found.server_version, found.api_versions, can_list)
+
+
+test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
