@@ -12,19 +12,22 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
 from dradash.dra.kinds import KINDS, ObjectKey
-from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots import members
+from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
+from dradash.snapshots.selectors import snapshot_objects
 
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
+BLOBS_LOCK = 0x64726164  # the advisory lock between storing snapshots and pruning blobs
 # The order objects are exported in: what others refer to first.
 KIND_ORDER = list(KINDS)
 
@@ -63,7 +66,31 @@ def snapshot_store(
         status = given.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
-    snapshot = Snapshot.objects.create(
+    _blobs_lock(shared=True)
+    blob_ids = []
+    rows = [(key, obj, raw_json(obj)) for key, obj in objects.items()]
+    for start in range(0, len(rows), BATCH):
+        batch = {
+            hashlib.sha256(text.encode()).hexdigest(): (key, obj, text)
+            for key, obj, text in rows[start : start + BATCH]
+        }
+        ObjectBlob.objects.bulk_create(
+            [
+                ObjectBlob(
+                    digest=digest,
+                    kind=key[0],
+                    namespace=key[1],
+                    name=key[2],
+                    api_version=obj.get("apiVersion", ""),
+                    data=text,
+                )
+                for digest, (key, obj, text) in batch.items()
+            ],
+            ignore_conflicts=True,
+            batch_size=BATCH,
+        )
+        blob_ids += ObjectBlob.objects.filter(digest__in=list(batch)).values_list("id", flat=True)
+    return Snapshot.objects.create(
         cluster=cluster,
         source=source,
         status=Snapshot.Status.PARTIAL if partial else Snapshot.Status.COMPLETE,
@@ -73,32 +100,18 @@ def snapshot_store(
         kinds=kinds,
         object_count=len(objects),
         ignored=dict(ignored or {}),
+        members=members.pack(blob_ids),
     )
-    rows = [(key, obj, raw_json(obj)) for key, obj in objects.items()]
-    for start in range(0, len(rows), BATCH):
-        batch = rows[start : start + BATCH]
-        digests = {hashlib.sha256(text.encode()).hexdigest(): text for _, _, text in batch}
-        ObjectBlob.objects.bulk_create(
-            [ObjectBlob(digest=d, data=t) for d, t in digests.items()],
-            ignore_conflicts=True,
-            batch_size=BATCH,
-        )
-        ids = dict(ObjectBlob.objects.filter(digest__in=list(digests)).values_list("digest", "id"))
-        SnapshotObject.objects.bulk_create(
-            [
-                SnapshotObject(
-                    snapshot=snapshot,
-                    blob_id=ids[hashlib.sha256(text.encode()).hexdigest()],
-                    kind=key[0],
-                    namespace=key[1],
-                    name=key[2],
-                    api_version=obj.get("apiVersion", ""),
-                )
-                for key, obj, text in batch
-            ],
-            batch_size=BATCH,
-        )
-    return snapshot
+
+
+def _blobs_lock(*, shared: bool) -> None:
+    """Storing snapshots (shared) and pruning blobs (exclusive) exclude each other until the
+    transaction ends, so a prune never deletes a blob that a snapshot being stored reuses.
+    SQLite allows one writer at a time anyway."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            function = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+            cursor.execute(f"SELECT {function}(%s)", [BLOBS_LOCK])
 
 
 def bundle_import(
@@ -157,9 +170,7 @@ def bundle_export(snapshot: Snapshot) -> Iterator[str]:
     """The snapshot as bundle text (a kubectl-style JSON List), streamed in chunks."""
     order = {kind: i for i, kind in enumerate(KIND_ORDER)}
     rows = sorted(
-        SnapshotObject.objects.filter(snapshot=snapshot).values_list(
-            "kind", "namespace", "name", "blob_id"
-        ),
+        snapshot_objects(snapshot, fields=("kind", "namespace", "name", "id")),
         key=lambda r: (order.get(r[0], len(order)), r[1], r[2]),
     )
 
@@ -173,12 +184,20 @@ def bundle_export(snapshot: Snapshot) -> Iterator[str]:
     return write_bundle(snapshot_info(snapshot), objects())
 
 
+@transaction.atomic
 def blobs_prune() -> int:
     """Delete stored objects no snapshot refers to any more."""
-    unused = ObjectBlob.objects.filter(
-        ~Exists(SnapshotObject.objects.filter(blob_id=OuterRef("pk")))
-    )
-    deleted, _ = unused.delete()
+    _blobs_lock(shared=False)
+    used: set[int] = set()
+    for packed in Snapshot.objects.values_list("members", flat=True).iterator():
+        used.update(members.unpack(packed))
+    unused = [
+        pk for pk in ObjectBlob.objects.values_list("id", flat=True).iterator() if pk not in used
+    ]
+    deleted = 0
+    for start in range(0, len(unused), BATCH):
+        count, _ = ObjectBlob.objects.filter(id__in=unused[start : start + BATCH]).delete()
+        deleted += count
     return deleted
 
 
