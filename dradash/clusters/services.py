@@ -25,7 +25,8 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from dradash.clusters.models import Cluster, cluster_name_validator
-from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots import members
+from dradash.snapshots.models import Snapshot, SnapshotRun
 from dradash.snapshots.services import blobs_prune, snapshot_store
 
 if TYPE_CHECKING:
@@ -422,12 +423,12 @@ def snapshots_retain(cluster: Cluster) -> int:
     if not doomed:
         return 0
     with transaction.atomic():
-        blob_ids = list(
-            SnapshotObject.objects.filter(snapshot_id__in=doomed)
-            .values_list("blob_id", flat=True)
-            .distinct()
-        )
+        blob_ids = {
+            blob_id
+            for packed in Snapshot.objects.filter(id__in=doomed).values_list("members", flat=True)
+            for blob_id in members.unpack(packed)
+        }
         Snapshot.objects.filter(id__in=doomed).delete()
-        blobs_prune(among=blob_ids)
+        blobs_prune(among=sorted(blob_ids))
     logger.info("cluster %s: deleted %d old snapshots", cluster.name, len(doomed))
     return len(doomed)

@@ -41,6 +41,9 @@ class Snapshot(models.Model):
     # Objects of kinds dradash does not read: {"apps/v1 Deployment": 2}.
     ignored = models.JSONField(default=dict, blank=True)
     pinned = models.BooleanField(default=False)
+    # The ids of its objects' blobs, packed by dradash.snapshots.members: one value instead of a
+    # row per object, so a snapshot of an unchanged cluster adds next to nothing.
+    members = models.BinaryField(default=bytes, editable=False)
 
     class Meta:
         ordering = ["-captured_at", "-id"]
@@ -61,32 +64,21 @@ class Snapshot(models.Model):
 
 
 class ObjectBlob(models.Model):
-    """One object's raw JSON, stored once however many snapshots hold it unchanged."""
+    """One object's raw JSON, stored once however many snapshots hold it unchanged.
+
+    What the object is (kind, namespace, name) follows from its JSON, so equal data means an
+    equal identity; snapshots list their blobs in ``Snapshot.members``.
+    """
 
     digest = models.CharField(max_length=64, unique=True)  # sha256 of data
-    data = models.TextField()
-
-    def __str__(self) -> str:
-        return self.digest[:12]
-
-
-class SnapshotObject(models.Model):
-    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="stored_objects")
-    blob = models.ForeignKey(ObjectBlob, on_delete=models.PROTECT, related_name="+")
     kind = models.CharField(max_length=63)
     namespace = models.CharField(max_length=253, blank=True)
     name = models.CharField(max_length=253)
     api_version = models.CharField(max_length=128)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["snapshot", "kind", "namespace", "name"], name="snapshot_object_unique"
-            )
-        ]
+    data = models.TextField()
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}"
+        return f"{self.kind} {self.namespace}/{self.name} ({self.digest[:12]})"
 
 
 class SnapshotRun(models.Model):

@@ -6,6 +6,8 @@ import gc
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, OuterRef, QuerySet, Subquery
@@ -13,7 +15,8 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from dradash.clusters.models import Cluster
 from dradash.dra.gc import gc_paused
 from dradash.dra.state import ClusterState, SnapshotMeta
-from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots import members
+from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
 
 
 def snapshot_list() -> QuerySet[Snapshot]:
@@ -105,10 +108,27 @@ def snapshot_state(snapshot: Snapshot, kinds: tuple[str, ...] | None = None) -> 
     return state_cache.get(snapshot, kinds)
 
 
+MEMBERS_CHUNK = 10_000  # ids per query: SQLite takes at most 32,766 parameters
+
+
+def snapshot_objects(
+    snapshot: Snapshot,
+    *,
+    kinds: Iterable[str] | None = None,
+    fields: tuple[str, ...] = ("data",),
+) -> Iterator[tuple[Any, ...]]:
+    """``fields`` of each stored object (ObjectBlob) of the snapshot, optionally of some kinds
+    only, read a chunk at a time."""
+    ids = members.unpack(snapshot.members)
+    wanted = list(kinds) if kinds is not None else None
+    for start in range(0, len(ids), MEMBERS_CHUNK):
+        rows = ObjectBlob.objects.filter(id__in=ids[start : start + MEMBERS_CHUNK])
+        if wanted is not None:
+            rows = rows.filter(kind__in=wanted)
+        yield from rows.values_list(*fields)
+
+
 def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterState:
-    rows = SnapshotObject.objects.filter(snapshot=snapshot)
-    if kinds is not None:
-        rows = rows.filter(kind__in=kinds)
     meta = SnapshotMeta(
         cluster=snapshot.cluster.name,
         captured_at=snapshot.captured_at.isoformat(),
@@ -116,5 +136,5 @@ def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterSta
         api_versions=list(snapshot.api_versions),
     )
     with gc_paused():
-        data = rows.values_list("blob__data", flat=True).iterator(chunk_size=2000)
-        return ClusterState.build([json.loads(text) for text in data], meta)
+        rows = snapshot_objects(snapshot, kinds=kinds)
+        return ClusterState.build([json.loads(text) for (text,) in rows], meta)

@@ -13,14 +13,16 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
 from dradash.dra.kinds import KINDS, ObjectKey
-from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots import members
+from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
+from dradash.snapshots.selectors import snapshot_objects
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +81,30 @@ def snapshot_store(
         status = given.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
-    snapshot = Snapshot.objects.create(
+    blob_ids = []
+    rows = [(key, obj, raw_json(obj)) for key, obj in objects.items()]
+    for start in range(0, len(rows), BATCH):
+        batch = {
+            hashlib.sha256(text.encode()).hexdigest(): (key, obj, text)
+            for key, obj, text in rows[start : start + BATCH]
+        }
+        ObjectBlob.objects.bulk_create(
+            [
+                ObjectBlob(
+                    digest=digest,
+                    kind=key[0],
+                    namespace=key[1],
+                    name=key[2],
+                    api_version=obj.get("apiVersion", ""),
+                    data=text,
+                )
+                for digest, (key, obj, text) in batch.items()
+            ],
+            ignore_conflicts=True,
+            batch_size=BATCH,
+        )
+        blob_ids += ObjectBlob.objects.filter(digest__in=list(batch)).values_list("id", flat=True)
+    return Snapshot.objects.create(
         cluster=cluster,
         source=source,
         status=Snapshot.Status.PARTIAL if partial else Snapshot.Status.COMPLETE,
@@ -89,32 +114,8 @@ def snapshot_store(
         kinds=kinds,
         object_count=len(objects),
         ignored=dict(ignored or {}),
+        members=members.pack(blob_ids),
     )
-    rows = [(key, obj, raw_json(obj)) for key, obj in objects.items()]
-    for start in range(0, len(rows), BATCH):
-        batch = rows[start : start + BATCH]
-        digests = {hashlib.sha256(text.encode()).hexdigest(): text for _, _, text in batch}
-        ObjectBlob.objects.bulk_create(
-            [ObjectBlob(digest=d, data=t) for d, t in digests.items()],
-            ignore_conflicts=True,
-            batch_size=BATCH,
-        )
-        ids = dict(ObjectBlob.objects.filter(digest__in=list(digests)).values_list("digest", "id"))
-        SnapshotObject.objects.bulk_create(
-            [
-                SnapshotObject(
-                    snapshot=snapshot,
-                    blob_id=ids[hashlib.sha256(text.encode()).hexdigest()],
-                    kind=key[0],
-                    namespace=key[1],
-                    name=key[2],
-                    api_version=obj.get("apiVersion", ""),
-                )
-                for key, obj, text in batch
-            ],
-            batch_size=BATCH,
-        )
-    return snapshot
 
 
 def bundle_import(
@@ -173,9 +174,7 @@ def bundle_export(snapshot: Snapshot) -> Iterator[str]:
     """The snapshot as bundle text (a kubectl-style JSON List), streamed in chunks."""
     order = {kind: i for i, kind in enumerate(KIND_ORDER)}
     rows = sorted(
-        SnapshotObject.objects.filter(snapshot=snapshot).values_list(
-            "kind", "namespace", "name", "blob_id"
-        ),
+        snapshot_objects(snapshot, fields=("kind", "namespace", "name", "id")),
         key=lambda r: (order.get(r[0], len(order)), r[1], r[2]),
     )
 
@@ -193,17 +192,17 @@ def bundle_export(snapshot: Snapshot) -> Iterator[str]:
 def blobs_prune(*, among: Sequence[int] | None = None) -> int:
     """Delete stored objects no snapshot refers to any more (only those of ``among``, if given)."""
     _blob_lock(exclusive=True)
-    unused = ObjectBlob.objects.filter(
-        ~Exists(SnapshotObject.objects.filter(blob_id=OuterRef("pk")))
+    used: set[int] = set()
+    for packed in Snapshot.objects.values_list("members", flat=True).iterator():
+        used.update(members.unpack(packed))
+    candidates = (
+        ObjectBlob.objects.values_list("id", flat=True).iterator() if among is None else among
     )
-    if among is None:
-        deleted, _ = unused.delete()
-        return deleted
-    ids = sorted(set(among))
+    unused = sorted({pk for pk in candidates if pk not in used})
     deleted = 0
-    for start in range(0, len(ids), BATCH):
-        n, _ = unused.filter(id__in=ids[start : start + BATCH]).delete()
-        deleted += n
+    for start in range(0, len(unused), BATCH):
+        count, _ = ObjectBlob.objects.filter(id__in=unused[start : start + BATCH]).delete()
+        deleted += count
     return deleted
 
 

@@ -15,7 +15,8 @@ from django.urls import reverse
 
 from dradash.clusters.models import Cluster
 from dradash.dra.kinds import KINDS
-from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
+from dradash.snapshots.selectors import snapshot_objects
 from tests.kubeapi import REDACTED_SECRET, KubeAPIServer, fixture_objects
 
 pytestmark = pytest.mark.django_db
@@ -129,7 +130,7 @@ def test_capture_stores_a_complete_snapshot_of_the_cluster(
     assert snapshot.status == Snapshot.Status.COMPLETE
     assert snapshot.server_version == kube_api.version
     assert "resource.k8s.io/v1" in snapshot.api_versions
-    stored = set(SnapshotObject.objects.values_list("kind", "namespace", "name"))
+    stored = set(snapshot_objects(snapshot, fields=("kind", "namespace", "name")))
     served = {
         (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
         for o in fixture_objects()
@@ -208,7 +209,7 @@ def test_capture_with_bad_credentials_fails_and_stores_nothing(
     assert "test-token" not in str(excinfo.value)
     assert "Traceback" not in str(excinfo.value)
     assert not Snapshot.objects.exists()
-    assert not SnapshotObject.objects.exists()
+    assert not ObjectBlob.objects.exists()
     run_ = SnapshotRun.objects.get()
     assert run_.status == "failed"
     assert run_.error and run_.snapshot is None

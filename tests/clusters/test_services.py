@@ -20,7 +20,8 @@ from dradash.clusters.services import (
     snapshots_retain,
 )
 from dradash.kube.client import KubeError
-from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots import members
+from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
 from dradash.snapshots.services import snapshot_store
 from tests.kubeapi import KubeAPIServer
 
@@ -158,7 +159,6 @@ def test_a_failure_while_storing_leaves_no_snapshot_rows(
     assert finished is not None and finished.status == "failed"
     assert finished.error == "RuntimeError: disk full"
     assert not Snapshot.objects.exists()
-    assert not SnapshotObject.objects.exists()
     assert not ObjectBlob.objects.exists()
 
 
@@ -313,7 +313,7 @@ def test_retention_keeps_the_last_n_and_the_pinned(cluster: Cluster) -> None:
     assert kept == {snapshots[0].pk, snapshots[3].pk, snapshots[4].pk, uploaded.pk, other.pk}
     # The deleted snapshots' objects are gone, and nothing else.
     assert ObjectBlob.objects.count() == 5
-    assert SnapshotObject.objects.count() == 5
+    assert sum(len(members.unpack(s.members)) for s in Snapshot.objects.all()) == 5
 
 
 def test_retention_zero_keeps_everything(cluster: Cluster) -> None:

@@ -13,7 +13,8 @@ import kombu.pools
 import pytest
 
 from dradash.clusters import services
-from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
+from dradash.snapshots.selectors import snapshot_objects
 from tests.kubeapi import REDACTED_SECRET, KubeAPIServer
 from tests.snapshots.test_worker import Worker, wait_until_finished
 from tests.snapshots.test_worker import worker as worker  # noqa: F401  (the fixture)
@@ -56,7 +57,7 @@ def test_worker_captures_a_cluster_into_a_snapshot(worker: Worker, tmp_path: Pat
     assert snapshot.status == Snapshot.Status.PARTIAL
     assert snapshot.kinds["PriorityClass"]["status"] == "forbidden"
     assert snapshot.server_version == "v1.36.1"
-    assert SnapshotObject.objects.filter(snapshot=snapshot, kind="ResourceSlice").exists()
-    assert SnapshotObject.objects.filter(snapshot=snapshot).count() == snapshot.object_count
+    assert list(snapshot_objects(snapshot, kinds=["ResourceSlice"], fields=("name",)))
+    assert len(list(snapshot_objects(snapshot, fields=("id",)))) == snapshot.object_count
     assert not ObjectBlob.objects.filter(data__contains=REDACTED_SECRET).exists()
     assert run.started_at is not None and run.finished_at is not None

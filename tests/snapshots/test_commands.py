@@ -9,7 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from dradash.clusters.models import Cluster
-from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotObject
+from dradash.snapshots import members
+from dradash.snapshots.models import ObjectBlob, Snapshot
+from dradash.snapshots.selectors import snapshot_objects
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +28,6 @@ def run(*args: str) -> str:
 
 def assert_nothing_stored() -> None:
     assert Snapshot.objects.count() == 0
-    assert SnapshotObject.objects.count() == 0
     assert ObjectBlob.objects.count() == 0
     assert Cluster.objects.count() == 0
 
@@ -43,8 +44,8 @@ def snapshot_contents(snapshot: Snapshot) -> dict[str, object]:
         "ignored": snapshot.ignored,
         "object_count": snapshot.object_count,
         "objects": sorted(
-            SnapshotObject.objects.filter(snapshot=snapshot).values_list(
-                "kind", "namespace", "name", "api_version", "blob__digest"
+            snapshot_objects(
+                snapshot, fields=("kind", "namespace", "name", "api_version", "digest")
             )
         ),
     }
@@ -132,7 +133,7 @@ def test_an_unchanged_object_is_stored_once_across_snapshots(fixtures_dir: Path)
     blobs = ObjectBlob.objects.count()
     run("import_bundle", str(fixtures_dir / EIGHT_GPUS), str(fixtures_dir / TEMPLATE_PODS))
     assert Snapshot.objects.count() == 2
-    assert SnapshotObject.objects.count() == 10
+    assert [len(members.unpack(s.members)) for s in Snapshot.objects.all()] == [5, 5]
     assert ObjectBlob.objects.count() == blobs == 5
 
 
@@ -201,7 +202,7 @@ def test_load_demo_loads_two_snapshots_and_replaces_them_when_run_again() -> Non
     assert snapshots[1].captured_at > snapshots[0].captured_at
     # Replacing left no stored object behind that no snapshot uses.
     assert ObjectBlob.objects.count() == len(
-        set(SnapshotObject.objects.values_list("blob_id", flat=True))
+        {i for s in Snapshot.objects.all() for i in members.unpack(s.members)}
     )
 
 

@@ -18,7 +18,8 @@ from django.db import connection
 
 from dradash.celery import app as celery_app
 from dradash.snapshots import services
-from dradash.snapshots.models import Snapshot, SnapshotObject, SnapshotRun
+from dradash.snapshots.models import Snapshot, SnapshotRun
+from dradash.snapshots.selectors import snapshot_objects
 
 REDIS_URL = os.environ.get("DRADASH_TEST_REDIS_URL") or "redis://127.0.0.1:6379/15"
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,7 +139,7 @@ def test_worker_turns_an_uploaded_bundle_into_a_snapshot(worker: Worker, fixture
     assert snapshot.cluster.name == "worker-test"
     assert snapshot.source == Snapshot.Source.UPLOAD
     assert snapshot.object_count >= 1
-    assert SnapshotObject.objects.filter(snapshot=snapshot, kind="ResourceSlice").exists()
+    assert list(snapshot_objects(snapshot, kinds=["ResourceSlice"], fields=("name",)))
     assert not run.files.exists()
 
 
