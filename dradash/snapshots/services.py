@@ -51,6 +51,40 @@ def _blob_lock(*, exclusive: bool) -> None:
         cursor.execute(f"SELECT {function}(%s)", [BLOB_LOCK])
 
 
+_BLOB_COLUMNS = ("digest", "kind", "namespace", "name", "api_version", "data")
+
+
+def _blobs_insert(rows: list[tuple[str, ...]]) -> None:
+    """Insert blobs (rows of _BLOB_COLUMNS), skipping digests stored meanwhile by others.
+
+    On PostgreSQL through COPY into a temporary table: a bulk INSERT would have psycopg quote
+    each JSON text into an array literal, which costs more than storing it.
+    """
+    if connection.vendor != "postgresql":
+        ObjectBlob.objects.bulk_create(
+            [ObjectBlob(**dict(zip(_BLOB_COLUMNS, row, strict=True))) for row in rows],
+            ignore_conflicts=True,
+            batch_size=BATCH,
+        )
+        return
+    table = ObjectBlob._meta.db_table
+    columns = ", ".join(_BLOB_COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS dradash_blob_load (digest varchar(64), "
+            "kind varchar(63), namespace varchar(253), name varchar(253), "
+            "api_version varchar(128), data text) ON COMMIT DROP"
+        )
+        with cursor.copy(f"COPY dradash_blob_load ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute(
+            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM dradash_blob_load "
+            "ON CONFLICT (digest) DO NOTHING"
+        )
+        cursor.execute("TRUNCATE dradash_blob_load")
+
+
 def cluster_for_name(name: str) -> Cluster:
     try:
         cluster_name_validator(name)
@@ -81,29 +115,28 @@ def snapshot_store(
         status = given.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
-    blob_ids = []
-    rows = [(key, obj, raw_json(obj)) for key, obj in objects.items()]
-    for start in range(0, len(rows), BATCH):
-        batch = {
-            hashlib.sha256(text.encode()).hexdigest(): (key, obj, text)
-            for key, obj, text in rows[start : start + BATCH]
-        }
-        ObjectBlob.objects.bulk_create(
-            [
-                ObjectBlob(
-                    digest=digest,
-                    kind=key[0],
-                    namespace=key[1],
-                    name=key[2],
-                    api_version=obj.get("apiVersion", ""),
-                    data=text,
+    blob_ids: list[int] = []
+    items = list(objects.items())
+    for start in range(0, len(items), BATCH):
+        batch = {}
+        for key, obj in items[start : start + BATCH]:
+            text = raw_json(obj)
+            batch[hashlib.sha256(text.encode()).hexdigest()] = (key, obj, text)
+        # Most objects of a cluster captured again are unchanged: look before sending them.
+        found = dict(ObjectBlob.objects.filter(digest__in=list(batch)).values_list("digest", "id"))
+        new = [
+            (digest, key[0], key[1], key[2], obj.get("apiVersion", ""), text)
+            for digest, (key, obj, text) in batch.items()
+            if digest not in found
+        ]
+        if new:
+            _blobs_insert(new)
+            found.update(
+                ObjectBlob.objects.filter(digest__in=[row[0] for row in new]).values_list(
+                    "digest", "id"
                 )
-                for digest, (key, obj, text) in batch.items()
-            ],
-            ignore_conflicts=True,
-            batch_size=BATCH,
-        )
-        blob_ids += ObjectBlob.objects.filter(digest__in=list(batch)).values_list("id", flat=True)
+            )
+        blob_ids += found.values()
     return Snapshot.objects.create(
         cluster=cluster,
         source=source,
