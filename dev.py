@@ -7,6 +7,7 @@
 Both create .venv and install the project into it when pyproject.toml has changed. `test`
 installs (as root, with apt-get), starts and sets up PostgreSQL and Redis when they are not
 listening on 127.0.0.1; set DATABASE_URL / DRADASH_TEST_REDIS_URL to use servers of your own.
+It also installs Debian's chromium, which the browser tests (tests/browser/) drive.
 """
 
 from __future__ import annotations
@@ -192,6 +193,25 @@ def ensure_redis() -> None:
         die(f"could not start Redis with `{shlex.join(start)}`; {fix}")
 
 
+def ensure_chromium() -> None:
+    """Debian's chromium for the browser tests (Playwright drives it; no `playwright install`)."""
+    if shutil.which("chromium"):
+        return
+    say("Chromium is not installed: the browser tests (tests/browser/) need it")
+    if apt_install("chromium") and shutil.which("chromium"):
+        return
+    if os.geteuid() != 0:
+        why = "not root"
+    else:
+        why = "apt-get failed" if shutil.which("apt-get") else "no apt-get"
+    print(
+        f"\ndev.py: warning: Chromium could not be installed ({why}), so the browser tests will "
+        "fail; install it with `sudo apt-get install -y chromium`",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def pg_helper(*args: str) -> tuple[bool, str]:
     result = subprocess.run([PY, "-c", PG_HELPER, *args], capture_output=True, text=True)
     return result.returncode == 0, result.stderr.strip()
@@ -252,6 +272,8 @@ def test(argv: list[str]) -> None:
     else:
         say("Redis: checking 127.0.0.1:6379")
         ensure_redis()
+    say("Chromium: checking for the browser tests")
+    ensure_chromium()
     steps = [
         ("ruff check", [VENV / "bin" / "ruff", "check", "."]),
         ("ruff format --check", [VENV / "bin" / "ruff", "format", "--check", "."]),

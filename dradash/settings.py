@@ -81,6 +81,8 @@ INSTALLED_APPS = [
     "dradash.snapshots",
     "dradash.explorer",
     "dradash.playground",
+    "dradash.compare",
+    "dradash.sharing",
 ]
 
 MIDDLEWARE = [
@@ -91,7 +93,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # /share/<token>/… pages without a login; its LoginRequiredMiddleware lets only them through.
+    "dradash.sharing.middleware.ShareLinkMiddleware",
+    "dradash.sharing.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -139,7 +143,8 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
-STATIC_URL = "static/"
+# Absolute, so pages under /share/<token>/ (another script prefix) do not prefix it.
+STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
@@ -167,6 +172,14 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Parsed snapshots kept in memory per process (snapshots never change once stored).
 DRADASH_STATE_CACHE_SIZE = envint("DRADASH_STATE_CACHE_SIZE", 4)
 
+# POST /api/v1/selectors/evaluate: requests per user, e.g. "60/minute", "1000/hour" (429 beyond).
+DRADASH_SELECTOR_RATE = os.environ.get("DRADASH_SELECTOR_RATE") or "60/minute"
+_count, _, _period = DRADASH_SELECTOR_RATE.partition("/")
+if not (_count.isdigit() and _period[:1] in ("s", "m", "h", "d")):
+    raise ImproperlyConfigured(
+        f"DRADASH_SELECTOR_RATE must look like 60/minute, not {DRADASH_SELECTOR_RATE!r}"
+    )
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
@@ -176,6 +189,8 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "rest_framework.views.exception_handler",
+    # Throttles count in the default cache (per process unless CACHES points at Redis).
+    "DEFAULT_THROTTLE_RATES": {"selectors": DRADASH_SELECTOR_RATE},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "dradash API",

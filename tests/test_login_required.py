@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -62,3 +64,39 @@ def test_pages_carry_security_headers(client_logged_in) -> None:
     assert "unsafe-inline" not in csp
     assert response["X-Frame-Options"] == "DENY"
     assert response["X-Content-Type-Options"] == "nosniff"
+
+
+def _routes(patterns=None, prefix: str = ""):  # type: ignore[no-untyped-def]
+    """Every route of the URLconf as (name, example path), converters filled with samples."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    samples = {"int": "1", "str": "x", "slug": "x", "path": "x/y", "uuid": "0" * 32}
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        route = str(entry.pattern)
+        for converter, sample in samples.items():
+            route = re.sub(rf"<{converter}:\w+>", sample, route)
+        route = re.sub(r"<\w+>", "x", route)
+        if isinstance(entry, URLResolver):
+            yield from _routes(entry.url_patterns, prefix + route)
+        elif isinstance(entry, URLPattern):
+            yield entry.name or route, "/" + prefix + route
+
+
+OPEN = {"login", "api-schema"}  # the login page; the schema answers 401/403 itself (below)
+
+
+def test_every_route_needs_a_login(client, demo) -> None:
+    """Nothing is reachable without a login but the login page and share links (their token is
+    the credential, and an unknown token is a 404)."""
+    routes = [(n, p) for n, p in _routes() if n not in OPEN and "^" not in p and "(?P" not in p]
+    assert len(routes) > 20
+    for name, path in routes:
+        response = client.get(path)
+        if path.startswith("/api/"):
+            assert response.status_code in (401, 403, 405), (name, path, response.status_code)
+        else:
+            assert response.status_code in (302, 405), (name, path, response.status_code)
+            if response.status_code == 302:
+                login = (reverse("login"), "/admin/login/")
+                assert response["Location"].startswith(login), (name, path)
+    assert client.get("/share/not-a-token/snapshots/1/").status_code == 404

@@ -25,4 +25,6 @@ urlpatterns = [
         apis.FindingListApi.as_view(),
         name="api-findings",
     ),
+    path("snapshots/<int:snapshot_id>/devices", apis.DeviceListApi.as_view(), name="api-devices"),
+    path("snapshots/<int:snapshot_id>/pools", apis.PoolListApi.as_view(), name="api-pools"),
 ]

@@ -17,11 +17,14 @@ from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import Diagnosis
 from dradash.dra.findings import Finding
 from dradash.dra.state import ClusterState
+from dradash.explorer.forms import DeviceFilterForm
 from dradash.explorer.selectors import (
     claim_diagnosis,
     claim_explanation,
+    device_rows,
     object_findings,
     pod_diagnosis,
+    pool_rows,
     snapshot_findings,
 )
 from dradash.snapshots.selectors import snapshot_list, snapshot_state
@@ -146,3 +149,50 @@ class FindingListApi(BaseApi):
     @extend_schema(responses=inline_serializer("Finding", FINDING_FIELDS, many=True))
     def get(self, request: Request, snapshot_id: int) -> Response:
         return Response([_finding(f) for f in snapshot_findings(_state(snapshot_id))])
+
+
+DeviceSerializer = inline_serializer(
+    "Device",
+    {
+        "driver": serializers.CharField(),
+        "pool": serializers.CharField(),
+        "device": serializers.CharField(),
+        "node": serializers.CharField(allow_null=True),
+        "allocated_to": serializers.CharField(allow_null=True),
+        "taints": serializers.ListField(child=serializers.DictField()),
+    },
+    many=True,
+)
+PoolSerializer = inline_serializer(
+    "Pool",
+    {
+        "driver": serializers.CharField(),
+        "pool": serializers.CharField(),
+        "generation": serializers.IntegerField(),
+        "slices": serializers.IntegerField(),
+        "resource_slice_count": serializers.IntegerField(),
+        "complete": serializers.BooleanField(),
+        "devices": serializers.IntegerField(),
+        "allocated": serializers.IntegerField(),
+    },
+    many=True,
+)
+
+
+class DeviceListApi(BaseApi):
+    """Devices of the pools the allocator would use; ?driver= &pool= &node= &state= &q= filter
+    as on the devices page."""
+
+    @extend_schema(responses=DeviceSerializer)
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        state = _state(snapshot_id)
+        form = DeviceFilterForm(request.query_params)
+        if not form.is_valid():
+            raise serializers.ValidationError(form.errors)
+        return Response([row.as_dict() for row in device_rows(state, form.cleaned_data)])
+
+
+class PoolListApi(BaseApi):
+    @extend_schema(responses=PoolSerializer)
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        return Response(pool_rows(_state(snapshot_id)))

@@ -35,3 +35,20 @@ class PodFilterForm(forms.Form):
     stage = forms.ChoiceField(required=False, choices=STAGE_CHOICES)
     reason = forms.CharField(required=False, max_length=64)
     page = forms.IntegerField(required=False, min_value=1)
+
+
+DEVICE_STATES = [
+    ("", "any state"),
+    ("free", "free"),
+    ("allocated", "allocated"),
+    ("tainted", "tainted"),
+]
+
+
+class DeviceFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=253)
+    driver = forms.CharField(required=False, max_length=253)
+    pool = forms.CharField(required=False, max_length=253)
+    node = forms.CharField(required=False, max_length=253)
+    state = forms.ChoiceField(required=False, choices=DEVICE_STATES)
+    page = forms.IntegerField(required=False, min_value=1)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dradash.dra import diagnosis, findings, matching
-from dradash.dra.objects import DeviceClass, Pod, ResourceClaim
+from dradash.dra.objects import Device, DeviceClass, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
 
 
@@ -64,6 +64,92 @@ def claim_rows(state: ClusterState, filters: dict[str, Any]) -> list[ClaimRow]:
         if value:
             rows = [r for r in rows if check(r, value)]
     return rows
+
+
+@dataclass
+class DeviceRow:
+    device: Device
+    node: str
+    holders: list[tuple[str, str]]  # (namespace, name) of each claim holding it
+
+    @property
+    def allocated_to(self) -> list[str]:
+        return [f"{namespace}/{name}" for namespace, name in self.holders]
+
+    @property
+    def taints(self) -> list[dict[str, Any]]:
+        return self.device.taints
+
+    def as_dict(self) -> dict[str, Any]:
+        """The API's row (DESIGN "REST API": GET snapshots/{id}/devices)."""
+        return {
+            "driver": self.device.driver,
+            "pool": self.device.pool_name,
+            "device": self.device.name,
+            "node": self.node or None,
+            "allocated_to": self.allocated_to[0] if self.allocated_to else None,
+            "taints": self.taints,
+        }
+
+
+def _all_device_rows(state: ClusterState) -> list[DeviceRow]:
+    return [
+        DeviceRow(
+            device=d,
+            node=d.node_name,
+            holders=[(a.claim.namespace, a.claim.name) for a in d.allocations],
+        )
+        for d in sorted(state.devices.values(), key=lambda d: d.key)
+    ]
+
+
+def device_rows(state: ClusterState, filters: dict[str, Any]) -> list[DeviceRow]:
+    """Devices of the pools the allocator would use, filtered (rows built once per snapshot)."""
+    rows = state.derived("device-rows", _all_device_rows)
+    q = (filters.get("q") or "").lower()
+    states = {
+        "free": lambda r: not r.device.allocated,
+        "allocated": lambda r: r.device.allocated,
+        "tainted": lambda r: bool(r.device.taints),
+    }
+    checks = [
+        (filters.get("driver"), lambda r, v: r.device.driver == v),
+        (filters.get("pool"), lambda r, v: r.device.pool_name == v),
+        (filters.get("node"), lambda r, v: r.node == v),
+        (filters.get("state"), lambda r, v: states[v](r)),
+        (q, lambda r, v: v in r.device.name.lower() or any(v in c for c in r.allocated_to)),
+    ]
+    for value, check in checks:
+        if value:
+            rows = [r for r in rows if check(r, value)]
+    return rows
+
+
+def device_filter_options(state: ClusterState) -> dict[str, list[str]]:
+    return state.derived(
+        "device-filter-options",
+        lambda s: {
+            "drivers": sorted({d.driver for d in s.devices.values()}),
+            "pools": sorted({d.pool_name for d in s.devices.values()}),
+        },
+    )
+
+
+def pool_rows(state: ClusterState) -> list[dict[str, Any]]:
+    """Pools as the allocator gathers them (DESIGN "REST API": GET snapshots/{id}/pools)."""
+    return [
+        {
+            "driver": pool.driver,
+            "pool": pool.name,
+            "generation": pool.generation,
+            "slices": len(pool.slices),
+            "resource_slice_count": pool.resource_slice_count,
+            "complete": pool.complete,
+            "devices": len(pool.devices),
+            "allocated": sum(1 for d in pool.devices if d.allocated),
+        }
+        for _, pool in sorted(state.pools.items())
+    ]
 
 
 def claim_filter_options(state: ClusterState) -> dict[str, list[str]]:

@@ -12,6 +12,7 @@ urlpatterns = [
         name="claim-detail",
     ),
     path("snapshots/<int:snapshot_id>/pods/", views.pod_list, name="pod-list"),
+    path("snapshots/<int:snapshot_id>/devices/", views.device_list, name="device-list"),
     path(
         "snapshots/<int:snapshot_id>/classes/<str:name>/",
         views.class_detail,

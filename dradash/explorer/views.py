@@ -12,17 +12,26 @@ from django.views.decorators.vary import vary_on_headers
 
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGES
-from dradash.explorer.forms import CLAIM_STATES, ClaimFilterForm, PodFilterForm
+from dradash.explorer.forms import (
+    CLAIM_STATES,
+    DEVICE_STATES,
+    ClaimFilterForm,
+    DeviceFilterForm,
+    PodFilterForm,
+)
 from dradash.explorer.selectors import (
     claim_diagnosis,
     claim_explanation,
     claim_filter_options,
     claim_rows,
     class_info,
+    device_filter_options,
+    device_rows,
     object_findings,
     pod_diagnosis,
     pod_filter_options,
     pod_rows,
+    pool_rows,
 )
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.snapshots.models import Snapshot
@@ -149,4 +158,30 @@ def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpR
         request,
         template_for(request, "explorer/class.html", "content"),
         {"snapshot": snapshot, "info": class_info(state, device_class)},
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def device_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
+    snapshot = _get_snapshot(snapshot_id)
+    form = DeviceFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
+    state = snapshot_state(snapshot)
+    rows = device_rows(state, form.cleaned_data)
+    page = Paginator(rows, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
+    return render(
+        request,
+        template_for(request, "explorer/devices.html", "results"),
+        {
+            "snapshot": snapshot,
+            "form": form,
+            "filters": form.cleaned_data,
+            "options": device_filter_options(state),
+            "states": DEVICE_STATES,
+            "pools": pool_rows(state),
+            "page": page,
+            "total": len(state.devices),
+        },
     )

@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 
 from dradash.api import BaseApi
 from dradash.dra import matching
@@ -51,6 +52,17 @@ class SelectorEvaluationSerializer(serializers.Serializer):
 
 class SelectorEvaluateApi(BaseApi):
     """Which devices a CEL selector matches, as the Kubernetes scheduler would decide."""
+
+    # Evaluations are expensive: at most DRADASH_SELECTOR_RATE per user (429 beyond).
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "selectors"
+
+    def throttled(self, request: Request, wait: float | None) -> None:
+        raise exceptions.Throttled(
+            wait,
+            detail="Too many selector evaluations: the limit is "
+            f"{ScopedRateThrottle.THROTTLE_RATES.get(self.throttle_scope)} per user.",
+        )
 
     class InputSerializer(serializers.Serializer):
         expression = serializers.CharField(trim_whitespace=False)

@@ -343,3 +343,20 @@ def test_lists_filter_by_stage_and_reason(client_logged_in, demo) -> None:
         client_logged_in.get(reverse("pod-list", args=[demo[0].pk]), {"stage": "nope"}).status_code
         == 400
     )
+
+
+def test_device_inventory_filters_and_links_to_claims(client_logged_in, demo) -> None:
+    url = reverse("device-list", args=[demo[1].pk])
+    page = client_logged_in.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "37 of 37 devices" in html
+    assert "h100-mig-node-01" in html  # the pools table
+    tainted = client_logged_in.get(url, {"state": "tainted"}).content.decode()
+    assert "1 of 37 devices" in tainted and "gpu.nvidia.com/xid=43:NoSchedule" in tainted
+    partial = client_logged_in.get(url, {"state": "free"}, headers={"HX-Request": "true"})
+    body = partial.content.decode()
+    assert "13 of 37 devices" in body and "<html" not in body
+    held = client_logged_in.get(url, {"q": "render-farm-0"}).content.decode()
+    claim = reverse("claim-detail", args=[demo[1].pk, "render", "render-farm-0-d1ce0-gpus-29c90"])
+    assert claim in held

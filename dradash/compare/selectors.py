@@ -1,0 +1,149 @@
+"""Reads for the diff page: the snapshot before another, and the diff of two, ready to show."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
+from django.urls import NoReverseMatch, reverse
+
+from dradash.dra.diff import KIND_ORDER, KindDiff, SnapshotDiff, diff
+from dradash.explorer.selectors import snapshot_diagnosis
+from dradash.snapshots.models import Snapshot
+from dradash.snapshots.selectors import snapshot_state
+
+LIST_LIMIT = 200  # items shown per list (DRA change group, added/removed/changed of a kind)
+OVERVIEW_LIMIT = 50  # the same without a kind filter, when every kind is on one page
+FIELD_LIMIT = 100  # field changes shown per changed object
+
+DETAIL_URLS = {"Pod": "pod-detail", "ResourceClaim": "claim-detail"}
+
+
+def previous_snapshot_id(snapshot: Snapshot) -> int | None:
+    """The id of the snapshot of the same cluster taken just before this one, if any."""
+    return (
+        Snapshot.objects.filter(cluster_id=snapshot.cluster_id)
+        .filter(
+            Q(captured_at__lt=snapshot.captured_at)
+            | Q(captured_at=snapshot.captured_at, pk__lt=snapshot.pk)
+        )
+        .order_by("-captured_at", "-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def snapshot_diff(before: Snapshot, after: Snapshot) -> SnapshotDiff:
+    """The diff of two snapshots with diagnosis stages (computed once per pair of parsed states:
+    it is kept with the later one's state)."""
+    old = snapshot_state(before)
+    new = snapshot_state(after)
+    return new.derived(
+        f"diff-from:{before.pk}",
+        lambda s: diff(
+            old, s, before_diagnosis=snapshot_diagnosis(old), after_diagnosis=snapshot_diagnosis(s)
+        ),
+    )
+
+
+@dataclass
+class Row:
+    obj: Any  # a DraChange, ObjectRef or ObjectChange
+    url: str | None = None  # its page in the snapshot that has it, when dradash has one
+
+    @property
+    def fields(self) -> list[Any]:
+        return self.obj.fields[:FIELD_LIMIT]
+
+    @property
+    def more_fields(self) -> int:
+        return max(len(self.obj.fields) - FIELD_LIMIT, 0)
+
+
+@dataclass
+class Listing:
+    rows: list[Row]
+    total: int
+    kind: str = ""  # of the objects listed: the filter that shows more of them
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.rows)
+
+
+@dataclass
+class KindView:
+    diff: KindDiff
+    added: Listing
+    removed: Listing
+    changed: Listing
+    recurred: Listing
+
+
+@dataclass
+class DiffView:
+    limit: int  # items shown per list on this page
+    list_limit: int  # items shown per list once filtered by kind
+    groups: list[tuple[str, str, Listing]] = field(default_factory=list)  # (code, title, rows)
+    kinds: list[KindView] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.groups and not any(k.diff.any for k in self.kinds)
+
+
+def _url(kind: str, namespace: str, name: str, snapshot_id: int) -> str | None:
+    url_name = DETAIL_URLS.get(kind)
+    if url_name is None:
+        return None
+    try:
+        return reverse(url_name, args=[snapshot_id, namespace, name])
+    except NoReverseMatch:  # a name the URL pattern cannot carry (it has a slash)
+        return None
+
+
+def _listing(items: list[Any], snapshot_id: int | None, kind: str, limit: int) -> Listing:
+    return Listing(
+        rows=[
+            Row(o, _url(o.kind, o.namespace, o.name, snapshot_id) if snapshot_id else None)
+            for o in items[:limit]
+        ],
+        total=len(items),
+        kind=kind,
+    )
+
+
+def diff_view(
+    result: SnapshotDiff, before: Snapshot, after: Snapshot, kind: str | None = None
+) -> DiffView:
+    """What the page shows, with links: LIST_LIMIT items per list for one kind, or
+    OVERVIEW_LIMIT per list when all kinds are shown."""
+    limit = LIST_LIMIT if kind else OVERVIEW_LIMIT
+    view = DiffView(limit=limit, list_limit=LIST_LIMIT)
+    for code, title, changes in result.groups(kind or None):
+        rows = [
+            Row(
+                c,
+                _url(c.kind, c.namespace, c.name, (before if c.side == "before" else after).pk),
+            )
+            for c in changes[:limit]
+        ]
+        view.groups.append((code, title, Listing(rows, len(changes), changes[0].kind)))
+    for k in result.kinds:
+        if kind and k.kind != kind:
+            continue
+        view.kinds.append(
+            KindView(
+                diff=k,
+                added=_listing(k.added, after.pk, k.kind, limit),
+                removed=_listing(k.removed, before.pk, k.kind, limit),
+                changed=_listing(k.changed, after.pk, k.kind, limit),
+                recurred=_listing(k.recurred, None, k.kind, limit),
+            )
+        )
+    return view
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    return [("", "all kinds"), *((k, k) for k in KIND_ORDER)]

@@ -1,0 +1,1 @@
+"""Share links: read-only access to one snapshot without an account, and their audit log."""

@@ -1,0 +1,89 @@
+"""Share links over the API: create (the only time the token is shown), list, revoke."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from dradash.api import BaseApi
+from dradash.sharing.models import DEFAULT_EXPIRY, MAX_EXPIRY, MIN_EXPIRY, ShareLink
+from dradash.sharing.selectors import share_link_list_active
+from dradash.sharing.services import remote_addr, share_link_create, share_link_revoke, share_path
+from dradash.snapshots.selectors import snapshot_list
+
+
+class SnapshotShareListApi(BaseApi):
+    class InputSerializer(serializers.Serializer):
+        expires_in = serializers.IntegerField(
+            min_value=int(MIN_EXPIRY.total_seconds()),
+            max_value=int(MAX_EXPIRY.total_seconds()),
+            default=int(DEFAULT_EXPIRY.total_seconds()),
+            help_text="Seconds until the link expires: 60 to 7,776,000 (90 days).",
+        )
+
+    class CreatedSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        url = serializers.URLField(
+            help_text="The snapshot's overview under the link. Holds the token, which is shown "
+            "only here: just its hash is stored."
+        )
+        expires_at = serializers.DateTimeField()
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        created_by = serializers.CharField(source="created_by.username", allow_null=True)
+        created_at = serializers.DateTimeField()
+        expires_at = serializers.DateTimeField()
+        last_accessed_at = serializers.DateTimeField(allow_null=True)
+        access_count = serializers.IntegerField()
+
+    @extend_schema(
+        operation_id="snapshots_shares_list",
+        responses=OutputSerializer(many=True),
+        description="The snapshot's share links that are neither expired nor revoked.",
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
+        links = share_link_list_active(snapshot=snapshot)
+        return Response(self.OutputSerializer(links, many=True).data)
+
+    @extend_schema(
+        operation_id="snapshots_shares_create",
+        request=InputSerializer,
+        responses={201: CreatedSerializer},
+        description="A read-only link to the snapshot that needs no login. Pins the snapshot.",
+    )
+    def post(self, request: Request, snapshot_id: int) -> Response:
+        snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        link, token = share_link_create(
+            snapshot=snapshot,
+            user=request.user,
+            expires_in=timedelta(seconds=data.validated_data["expires_in"]),
+            remote_addr=remote_addr(request),
+        )
+        path = reverse("snapshot-detail", args=[snapshot.pk])
+        url = request.build_absolute_uri(share_path(token, path[1:]))
+        return Response(
+            self.CreatedSerializer({"id": link.pk, "url": url, "expires_at": link.expires_at}).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Cache-Control": "no-store, private"},
+        )
+
+
+class ShareRevokeApi(BaseApi):
+    @extend_schema(
+        operation_id="shares_revoke",
+        responses={204: OpenApiResponse(description="Revoked (or already revoked).")},
+    )
+    def delete(self, request: Request, share_id: int) -> Response:
+        link = get_object_or_404(ShareLink, pk=share_id)
+        share_link_revoke(link=link, user=request.user, remote_addr=remote_addr(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,48 @@
+"""POST /api/v1/selectors/evaluate is rate limited per user (DRADASH_SELECTOR_RATE)."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/selectors/evaluate"
+BODY = {"expression": "true", "resource_slices": []}
+
+
+@pytest.fixture
+def three_a_minute(monkeypatch) -> None:
+    # DRF reads the rates once, at import; the test changes them where the throttle looks.
+    monkeypatch.setitem(ScopedRateThrottle.THROTTLE_RATES, "selectors", "3/minute")
+
+
+def test_the_rate_comes_from_the_settings() -> None:
+    assert settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["selectors"]
+    assert ScopedRateThrottle.THROTTLE_RATES["selectors"]
+
+
+def test_the_selector_api_answers_429_beyond_the_rate(api_client, three_a_minute) -> None:
+    for _ in range(3):
+        assert api_client.post(URL, BODY, format="json").status_code == 200
+    response = api_client.post(URL, BODY, format="json")
+    assert response.status_code == 429
+    detail = response.json()["detail"]
+    assert "Too many selector evaluations" in detail
+    assert "3/minute" in detail
+    assert int(response["Retry-After"]) > 0
+
+
+def test_the_limit_is_per_user(api_client, django_user_model, three_a_minute) -> None:
+    for _ in range(4):
+        api_client.post(URL, BODY, format="json")
+    other = APIClient()
+    other.force_authenticate(django_user_model.objects.create_user("bob", password="x"))
+    assert other.post(URL, BODY, format="json").status_code == 200
+
+
+def test_other_apis_are_not_limited(api_client, three_a_minute) -> None:
+    for _ in range(5):
+        assert api_client.get("/api/v1/snapshots/").status_code == 200
