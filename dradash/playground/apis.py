@@ -84,7 +84,11 @@ class SelectorEvaluateApi(BaseApi):
             for i, obj in enumerate(value or []):
                 obj.setdefault("apiVersion", f"{RESOURCE_GROUP}/v1")
                 obj.setdefault("kind", "ResourceSlice")
-                if obj["kind"] != "ResourceSlice" or obj["apiVersion"] not in SLICE_API_VERSIONS:
+                if (
+                    obj["kind"] != "ResourceSlice"
+                    or not isinstance(obj["apiVersion"], str)
+                    or obj["apiVersion"] not in SLICE_API_VERSIONS
+                ):
                     raise serializers.ValidationError(
                         f"item {i} is a {obj['apiVersion']} {obj['kind']}, not a ResourceSlice "
                         f"of {', '.join(sorted(SLICE_API_VERSIONS))}"

@@ -19,7 +19,7 @@ from dradash.snapshots.selectors import snapshot_list
 
 
 class SnapshotShareListApi(BaseApi):
-    class InputSerializer(serializers.Serializer):
+    class ShareCreateSerializer(serializers.Serializer):
         expires_in = serializers.IntegerField(
             min_value=int(MIN_EXPIRY.total_seconds()),
             max_value=int(MAX_EXPIRY.total_seconds()),
@@ -27,7 +27,7 @@ class SnapshotShareListApi(BaseApi):
             help_text="Seconds until the link expires: 60 to 7,776,000 (90 days).",
         )
 
-    class CreatedSerializer(serializers.Serializer):
+    class ShareCreatedSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         url = serializers.URLField(
             help_text="The snapshot's overview under the link. Holds the token, which is shown "
@@ -35,7 +35,7 @@ class SnapshotShareListApi(BaseApi):
         )
         expires_at = serializers.DateTimeField()
 
-    class OutputSerializer(serializers.Serializer):
+    class ShareLinkSerializer(serializers.Serializer):
         id = serializers.IntegerField()
         created_by = serializers.CharField(source="created_by.username", allow_null=True)
         created_at = serializers.DateTimeField()
@@ -45,23 +45,23 @@ class SnapshotShareListApi(BaseApi):
 
     @extend_schema(
         operation_id="snapshots_shares_list",
-        responses=OutputSerializer(many=True),
+        responses=ShareLinkSerializer(many=True),
         description="The snapshot's share links that are neither expired nor revoked.",
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
         links = share_link_list_active(snapshot=snapshot)
-        return Response(self.OutputSerializer(links, many=True).data)
+        return Response(self.ShareLinkSerializer(links, many=True).data)
 
     @extend_schema(
         operation_id="snapshots_shares_create",
-        request=InputSerializer,
-        responses={201: CreatedSerializer},
+        request=ShareCreateSerializer,
+        responses={201: ShareCreatedSerializer},
         description="A read-only link to the snapshot that needs no login. Pins the snapshot.",
     )
     def post(self, request: Request, snapshot_id: int) -> Response:
         snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
-        data = self.InputSerializer(data=request.data)
+        data = self.ShareCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         link, token = share_link_create(
             snapshot=snapshot,
@@ -72,7 +72,9 @@ class SnapshotShareListApi(BaseApi):
         path = reverse("snapshot-detail", args=[snapshot.pk])
         url = request.build_absolute_uri(share_path(token, path[1:]))
         return Response(
-            self.CreatedSerializer({"id": link.pk, "url": url, "expires_at": link.expires_at}).data,
+            self.ShareCreatedSerializer(
+                {"id": link.pk, "url": url, "expires_at": link.expires_at}
+            ).data,
             status=status.HTTP_201_CREATED,
             headers={"Cache-Control": "no-store, private"},
         )

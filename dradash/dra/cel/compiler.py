@@ -374,12 +374,10 @@ class _Compiler:
             out: dict[Any, Any] = {}
             for kf, vf in pairs:
                 key = kf(ctx, v)
-                if not isinstance(key, str | int) or key in out:
-                    raise CelEvalError(
-                        f"Failed with repeated key: {key!r}"
-                        if key in out
-                        else f"unsupported key type: {type_name(key)}"
-                    )
+                if not isinstance(key, str | int):
+                    raise CelEvalError(f"unsupported key type: {type_name(key)}")
+                if key in out:
+                    raise CelEvalError(f"Failed with repeated key: {key!r}")
                 out[key] = vf(ctx, v)
             return out
 
@@ -747,8 +745,19 @@ def _optional_select(obj: Any, name: str) -> Optional:
     raise CelEvalError(f"type '{type_name(obj)}' does not support field selection")
 
 
+def _hashable(key: Any) -> bool:
+    """Lists and maps are no map keys in CEL (a lookup with one finds nothing)."""
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
 def _index(obj: Any, key: Any) -> Any:
     if isinstance(obj, dict):
+        if not _hashable(key):
+            raise CelEvalError(f"unsupported key type: {type_name(key)}")
         if isinstance(obj, DomainMap) or key in obj and type(key) is not bool:
             return obj[key]
         raise CelEvalError(f"no such key: {key}")
@@ -769,6 +778,8 @@ def _optional_index(obj: Any, key: Any) -> Optional:
     if isinstance(obj, Optional):
         return _optional_index(obj.value, key) if obj.present else NONE
     if isinstance(obj, dict):
+        if not _hashable(key):
+            return NONE
         return Optional(obj[key]) if isinstance(obj, DomainMap) or key in obj else NONE
     if isinstance(obj, list):
         return Optional(obj[key]) if isinstance(key, int) and 0 <= key < len(obj) else NONE
@@ -801,7 +812,7 @@ def _in(a: Any, b: Any) -> bool:
     if isinstance(b, dict):
         if isinstance(a, bool):
             return any(k is a for k in b)
-        return a in b
+        return _hashable(a) and a in b
     raise no_overload("@in", a, b)
 
 
