@@ -98,7 +98,10 @@ def _typed_download(kubeconfig: str, page_size: int) -> tuple[float, int]:
     DeviceTaintRules are left out: this client has no v1 method for them (there are none)."""
     from kubernetes import client, config
 
-    api = config.new_client_from_config(config_file=kubeconfig)
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    configuration.client_side_validation = False  # synthetic Nodes lack some nodeInfo fields
+    api = client.ApiClient(configuration)
     core, resource = client.CoreV1Api(api), client.ResourceV1Api(api)
     calls = [
         core.list_namespace,
