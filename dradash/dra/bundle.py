@@ -7,6 +7,8 @@ Parsing is all-or-nothing: any problem raises BundleError naming the file and th
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -62,6 +64,7 @@ class Bundle:
     objects: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)  # SnapshotInfo.spec, {} when absent
     ignored: Counter[str] = field(default_factory=Counter)  # "apps/v1 Deployment" -> count
+    info_file: str = ""  # the file the SnapshotInfo came from, "" when absent
     _origin: dict[ObjectKey, str] = field(default_factory=dict, repr=False)
     _ignored_seen: set[tuple[str, ...]] = field(default_factory=set, repr=False)
 
@@ -84,6 +87,7 @@ def parse_bundle(files: Iterable[tuple[str, bytes]], *, max_bytes: int) -> Bundl
                         f"{where}: a second, different SnapshotInfo (first in {info_from})",
                     )
                 bundle.info, info_from = spec, filename
+                bundle.info_file = filename
                 continue
             _add(bundle, filename, where, obj)
     return bundle
@@ -152,7 +156,50 @@ def _check_info(filename: str, where: str, obj: dict[str, Any]) -> dict[str, Any
     for key, count in (spec.get("ignored") or {}).items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise BundleError(filename, f"{where}: SnapshotInfo spec.ignored.{key} is not a count")
+    for name, limit in INFO_MAX_LENGTHS.items():
+        value = spec.get(name)
+        if isinstance(value, str) and len(value) > limit:
+            raise BundleError(
+                filename,
+                f"{where}: SnapshotInfo spec.{name} is {len(value):,} characters long, "
+                f"over the limit of {limit}",
+            )
+        if isinstance(value, str) and _CONTROL.search(value):
+            raise BundleError(filename, f"{where}: SnapshotInfo spec.{name} has control characters")
+    for name in INFO_FIELDS:
+        # The database cannot store NUL in text or JSON columns; no real value holds one.
+        if any("\x00" in text for text in _texts(spec.get(name))):
+            raise BundleError(
+                filename, f"{where}: SnapshotInfo spec.{name} has a NUL character (\\u0000)"
+            )
     return spec
+
+
+# The longest values the database stores for these SnapshotInfo fields (a Kubernetes name is
+# at most 253 characters; a server version such as "v1.34.1-gke.1234" far less than 64).
+INFO_MAX_LENGTHS = {"cluster": 253, "serverVersion": 64, "capturedAt": 64}
+# Kubernetes names are at most 253 characters (namespaces 63); the database holds 253.
+MAX_NAME_LENGTH = 253
+# Control characters (C0 and DEL): never part of a name; PostgreSQL cannot store NUL at all.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A JSON or YAML escape that may stand for half of a surrogate pair (\ud800-\udfff).
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Python refuses to turn integers of more than 4,300 digits into text (and JSON).
+MAX_INT_BITS = 14_000
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string in a (small) JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
 
 
 # --- reading documents -------------------------------------------------------------------
@@ -183,15 +230,19 @@ def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]
     if not text.strip():
         raise BundleError(filename, "the file is empty")
     with gc_paused():
-        documents, from_json = _documents(filename, text)
+        documents, checked = _documents(filename, text)
     if all(doc is None for doc in documents):
         raise BundleError(filename, "no Kubernetes objects found")
+    # Text read from UTF-8 holds no surrogates; only an escape such as "\ud800" can make one.
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
     for index, doc in enumerate(documents, start=1):
         where = f"document {index}"
         if doc is None:
             continue
-        if not from_json:  # JSON holds nothing _check_plain refuses (NaN is refused when parsed)
-            _check_plain(filename, where, doc)
+        # Parsed JSON holds only what _check_plain accepts (_documents refuses NaN and huge
+        # integers, and tells when a number was out of range), but for escaped surrogates.
+        if not checked or surrogates:
+            _check_plain(filename, where, doc, surrogates=surrogates)
         items = doc if isinstance(doc, list) else [doc]
         for position, item in enumerate(items, start=1):
             item_where = f"{where}, item {position}" if isinstance(doc, list) else where
@@ -199,14 +250,27 @@ def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]
 
 
 def _documents(filename: str, text: str) -> tuple[list[Any], bool]:
-    """JSON when the text (after leading # comment lines) looks like it, else YAML."""
+    """JSON when the text (after leading # comment lines) looks like it, else YAML.
+
+    Returns the documents and whether they hold only what JSON can (else _check_plain must
+    look at them: YAML, or JSON with a number out of range, like 1e400, read as infinity).
+    """
     body = text
     while body.lstrip().startswith("#"):
         body = body.lstrip().partition("\n")[2]
     if body.lstrip()[:1] not in ("{", "["):
         return _yaml_documents(filename, text), False
+    out_of_range: list[str] = []
+
+    def number(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            out_of_range.append(literal)
+        return value
+
     try:
-        return [json.loads(body, parse_constant=_refuse_constant)], True
+        doc = json.loads(body, parse_constant=_refuse_constant, parse_float=number)
+        return [doc], not out_of_range
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(body.rstrip()) or exc.msg.startswith("Unterminated string")
         comment_lines = text.count("\n", 0, len(text) - len(body))
@@ -217,9 +281,11 @@ def _documents(filename: str, text: str) -> tuple[list[Any], bool]:
         )
     except RecursionError:
         json_error = BundleError(filename, "JSON is nested too deeply")
-    except ValueError as exc:  # NaN or Infinity, which JSON does not have
-        number = float(exc.args[0])  # nan, inf or -inf
-        raise BundleError(filename, f"has a number JSON cannot hold ({number})") from None
+    except ValueError as exc:  # NaN or Infinity, which JSON does not have; huge integers
+        if exc.args and exc.args[0] in _JSON_CONSTANTS:
+            number = float(exc.args[0])  # nan, inf or -inf
+            raise BundleError(filename, f"has a number JSON cannot hold ({number})") from None
+        raise BundleError(filename, f"invalid JSON: {_value_problem(exc)}") from None
     if len(body) > YAML_FALLBACK_MAX and "{{" not in text:
         raise json_error
     try:  # YAML flow style, and templates like "{{- if … }}", also start with "{"
@@ -228,14 +294,27 @@ def _documents(filename: str, text: str) -> tuple[list[Any], bool]:
         raise (yaml_error if "{{" in text else json_error) from None
 
 
+_JSON_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(name)
+
+
+def _value_problem(exc: ValueError) -> str:
+    """What a parser's ValueError means, in words."""
+    message = str(exc.args[0]) if exc.args else str(exc)
+    if "Exceeds the limit" in message and "digits" in message:
+        return "a number is too large (an integer of more than 4,300 digits)"
+    return message
 
 
 def _yaml_documents(filename: str, text: str) -> list[Any]:
     try:
         _check_yaml_events(filename, text)
         return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 (a safe loader)
+    except BundleError:
+        raise
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -245,6 +324,8 @@ def _yaml_documents(filename: str, text: str) -> list[Any]:
         ) from None
     except yaml.YAMLError as exc:
         raise BundleError(filename, f"invalid YAML: {exc}") from None
+    except ValueError as exc:  # int() of a number of more than 4,300 digits
+        raise BundleError(filename, f"invalid YAML: {_value_problem(exc)}") from None
 
 
 def _check_yaml_events(filename: str, text: str) -> None:
@@ -300,8 +381,15 @@ def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
     if "apiVersion" not in obj and kind in DEFAULT_API_VERSIONS:
         # Hand-written manifests sometimes omit it; these kinds have only one.
         obj["apiVersion"] = DEFAULT_API_VERSIONS[kind]
+    if _CONTROL.search(kind) or len(kind) > MAX_NAME_LENGTH:
+        raise BundleError(filename, f"{where}: the kind {_shown(kind)[:100]} is not a kind")
     if not isinstance(obj.get("apiVersion"), str) or not obj["apiVersion"]:
         raise BundleError(filename, f"{where}: {kind} has no apiVersion")
+    if _CONTROL.search(obj["apiVersion"]) or len(obj["apiVersion"]) > MAX_NAME_LENGTH:
+        raise BundleError(
+            filename,
+            f"{where}: {kind} apiVersion {_shown(obj['apiVersion'])[:100]} is not an apiVersion",
+        )
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         raise BundleError(filename, f"{where}: {kind} has no metadata")
@@ -316,14 +404,30 @@ def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
     namespace = meta.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         raise BundleError(filename, f"{where}: {kind} {name}: metadata.namespace is not a string")
+    for part, value in (("name", name), ("namespace", namespace or "")):
+        if _CONTROL.search(value):
+            raise BundleError(
+                filename,
+                f"{where}: {kind} {_shown(name)[:100]}: metadata.{part} has control characters",
+            )
+        if len(value) > MAX_NAME_LENGTH:
+            raise BundleError(
+                filename,
+                f"{where}: {kind} {_shortened(name)}: metadata.{part} is {len(value):,} characters "
+                f"long, over the limit of {MAX_NAME_LENGTH}",
+            )
     if "{{" in name or "{{" in (namespace or ""):
         raise BundleError(
             filename, f"{where}: {kind} {name!r} has a template placeholder{TEMPLATE_HINT}"
         )
 
 
-def _check_plain(filename: str, where: str, doc: Any) -> None:
-    """Refuse what JSON cannot hold (non-string keys, NaN, binary, sets) and deep nesting."""
+def _check_plain(filename: str, where: str, doc: Any, *, surrogates: bool = False) -> None:
+    """Refuse what JSON cannot hold (non-string keys, NaN, binary, sets) and deep nesting.
+
+    With ``surrogates``, also text with a lone surrogate (from an escape such as "\\ud800"),
+    which is no character and cannot be stored.
+    """
     stack = [(doc, 0)]
     while stack:
         value, depth = stack.pop()
@@ -338,16 +442,90 @@ def _check_plain(filename: str, where: str, doc: Any) -> None:
                         raise BundleError(
                             filename, f"{where} has a key that is not a string: {key!r}"
                         )
+                    if surrogates and _SURROGATE.search(key):
+                        raise _refused_at(filename, where, doc, key, _SURROGATE_PROBLEM)
                 stack.extend((v, depth + 1) for v in value.values())
             else:
                 stack.extend((v, depth + 1) for v in value)
         elif isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
-                raise BundleError(filename, f"{where} has a number JSON cannot hold ({value})")
-        elif not (value is None or isinstance(value, str | int | bool)):
+            if not math.isfinite(value):
+                problem = f"a number JSON cannot hold ({value})"
+                raise _refused_at(filename, where, doc, value, problem)
+        elif isinstance(value, str):
+            if surrogates and _SURROGATE.search(value):
+                raise _refused_at(filename, where, doc, value, _SURROGATE_PROBLEM)
+        elif isinstance(value, int):
+            if value.bit_length() > MAX_INT_BITS:  # YAML reads 0x… and 0b… of any length
+                problem = "a number too large (an integer of more than 4,200 digits)"
+                raise _refused_at(filename, where, doc, value, problem)
+        elif value is not None:
             raise BundleError(
                 filename, f"{where} has a value JSON cannot hold (a {_type_name(value)})"
             )
+
+
+_SURROGATE_PROBLEM = "text with a lone surrogate (an escape such as \\ud800 that is no character)"
+
+
+def _refused_at(filename: str, where: str, doc: Any, bad: Any, problem: str) -> BundleError:
+    """The error for a bad value (or key) in a document, naming the object and field it is in."""
+    path = _path_to(doc, bad)
+    if path is None:  # not found again: cannot happen, but the problem stands
+        return BundleError(filename, f"{where} has {problem}")
+    owner, at = "", 0
+    value = doc
+    for index, step in enumerate(path):
+        if isinstance(value, dict) and isinstance(value.get("kind"), str):
+            meta = value.get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else None
+            if isinstance(name, str):
+                owner, at = f"{_shown(value['kind'])} {_shown(name)}", index
+        if index < len(path) - 1:
+            value = value[step]
+    field = _field_path(path[at:])
+    if owner:
+        return BundleError(filename, f"{where} has {problem} in {owner} at {field or '.'}")
+    return BundleError(filename, f"{where} has {problem} at {field or '.'}")
+
+
+def _path_to(doc: Any, bad: Any) -> list[str | int] | None:
+    """The keys and indexes that lead to the value (or key) ``bad`` in ``doc``."""
+    stack: list[tuple[Any, list[str | int]]] = [(doc, [])]
+    while stack:
+        value, path = stack.pop()
+        if value is bad:
+            return path
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key is bad:
+                    return [*path, key]
+                stack.append((item, [*path, key]))
+        elif isinstance(value, list):
+            stack.extend((item, [*path, i]) for i, item in enumerate(value))
+    return None
+
+
+def _field_path(path: list[str | int]) -> str:
+    text = ""
+    for step in path:
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:
+            shown = step if _PLAIN_KEY.fullmatch(step) else json.dumps(step)
+            text += f".{shown}" if text else shown
+    return text
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_/-]+")
+
+
+def _shortened(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _shown(text: str) -> str:
+    """Text for a message: as it is, or as a JSON string when it holds what cannot be shown."""
+    return json.dumps(text) if _CONTROL.search(text) or _SURROGATE.search(text) else text
 
 
 def _type_name(value: Any) -> str:

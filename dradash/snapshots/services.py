@@ -165,14 +165,43 @@ def bundle_import(
     return _store_bundle(bundle, cluster_name=cluster_name, source=source)
 
 
+# Capture times outside these years are mistakes, and some cannot be read back from PostgreSQL
+# (year 0, year 10000 once converted to UTC): every page showing that snapshot would fail.
+CAPTURED_AT_YEARS = (1970, 9000)
+
+
+def _captured_at(bundle: Bundle) -> datetime:
+    """SnapshotInfo's capturedAt, in UTC (now when absent). Raises BundleError."""
+    text = bundle.info.get("capturedAt")
+    if not text:
+        return timezone.now()
+    filename = bundle.info_file or "SnapshotInfo"
+    try:
+        parsed = parse_datetime(text)
+    except (ValueError, OverflowError) as exc:  # well-formed, but no date: "2020-13-01"
+        raise BundleError(
+            filename, f"SnapshotInfo spec.capturedAt {text!r} is not a valid date ({exc})"
+        ) from None
+    if parsed is None:
+        raise BundleError(filename, f"SnapshotInfo spec.capturedAt {text!r} is not a date")
+    first, last = CAPTURED_AT_YEARS
+    if first <= parsed.year <= last:  # else converting might leave the years Python has
+        if timezone.is_naive(parsed):
+            parsed = timezone.make_aware(parsed)
+        # In UTC: PostgreSQL refuses offsets over 15:59 that RFC 3339 allows (-23:00).
+        parsed = parsed.astimezone(UTC)
+    if not first <= parsed.year <= last:
+        raise BundleError(
+            filename,
+            f"SnapshotInfo spec.capturedAt {text!r} is out of range "
+            f"(years {first} to {last} in UTC)",
+        )
+    return parsed
+
+
 def _store_bundle(bundle: Bundle, *, cluster_name: str | None, source: str) -> Snapshot:
     info = bundle.info
-    captured_at = timezone.now()
-    if info.get("capturedAt"):
-        parsed = parse_datetime(info["capturedAt"])
-        if parsed is None:
-            raise BundleError("SnapshotInfo", f"capturedAt {info['capturedAt']!r} is not a date")
-        captured_at = parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed)
+    captured_at = _captured_at(bundle)  # before anything is stored
     ignored = Counter(info.get("ignored") or {})
     ignored.update(bundle.ignored)
     with transaction.atomic():

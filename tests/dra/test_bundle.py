@@ -1005,3 +1005,142 @@ def test_builders_make_objects_the_bundle_accepts() -> None:
     bundle = parse(("built.json", json.dumps(objects)))
 
     assert len(bundle.objects) == 4
+
+
+# --- values the database (or Python) cannot store ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "problem"),
+    [
+        (
+            "big.json",
+            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"x":1' + "0" * 4300 + "}",
+            "invalid JSON: a number is too large",
+        ),
+        (
+            "big.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nx: 1" + "0" * 4300 + "\n",
+            "invalid YAML: a number is too large",
+        ),
+        (
+            "hex.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nx: 0x" + "f" * 4000 + "\n",
+            "document 1 has a number too large",
+        ),
+        (
+            "inf.json",
+            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"a":[1,-1e400]}}',
+            "document 1 has a number JSON cannot hold (-inf) in Pod p at spec.a[1]",
+        ),
+        (
+            "list.json",
+            '{"kind":"List","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},'
+            '"x":1e999}]}',
+            "document 1 has a number JSON cannot hold (inf) in Pod q at x",
+        ),
+    ],
+)
+def test_numbers_too_large_are_refused_naming_the_object(
+    name: str, data: str, problem: str
+) -> None:
+    assert problem in refused(name, data).problem
+
+
+@pytest.mark.parametrize(
+    ("data", "at"),
+    [
+        (
+            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"\\ud800"}}',
+            "metadata.uid",
+        ),
+        (
+            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"\\udfff":"x"}}}',
+            'metadata.labels."\\udfff"',
+        ),
+        ('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"\\uDC00"}}', "metadata.name"),
+    ],
+)
+def test_lone_surrogate_escapes_are_refused(data: str, at: str) -> None:
+    error = refused("s.json", data)
+
+    assert "lone surrogate" in error.problem
+    assert error.problem.endswith(f" at {at}")
+    error.problem.encode()  # the message itself can be printed
+
+
+def test_surrogate_pairs_are_characters_and_kept() -> None:
+    data = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"\\ud83d\\ude00"}}'
+
+    assert parse(("e.json", data)).objects["Pod", "default", "p"]["metadata"]["uid"] == "\U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "problem"),
+    [
+        ({"name": "p\x00"}, 'Pod "p\\u0000": metadata.name has control characters'),
+        ({"name": "p", "namespace": "a\nb"}, "Pod p: metadata.namespace has control characters"),
+        ({"name": "p" * 254}, "metadata.name is 254 characters long, over the limit of 253"),
+        ({"name": "p", "namespace": "n" * 254}, "metadata.namespace is 254 characters long"),
+    ],
+)
+def test_names_the_database_cannot_store_are_refused(
+    metadata: dict[str, Any], problem: str
+) -> None:
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata}
+
+    assert problem in refused("n.json", json.dumps(obj)).problem
+
+
+def test_names_of_253_characters_are_fine() -> None:
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p" * 253, "namespace": "n"}}
+
+    assert ("Pod", "n", "p" * 253) in parse(("n.json", json.dumps(obj))).objects
+
+
+@pytest.mark.parametrize(
+    ("obj", "problem"),
+    [
+        ({"apiVersion": "v1", "kind": "Po\x00d"}, 'the kind "Po\\u0000d" is not a kind'),
+        ({"apiVersion": "v\x001", "kind": "Thing"}, "is not an apiVersion"),
+    ],
+)
+def test_kinds_and_api_versions_with_control_characters_are_refused(
+    obj: dict[str, Any], problem: str
+) -> None:
+    obj = {**obj, "metadata": {"name": "x"}}
+
+    assert problem in refused("k.yaml", yaml_doc(obj)).problem
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ({"serverVersion": "v" * 65}, "spec.serverVersion is 65 characters long"),
+        ({"cluster": "c" * 254}, "spec.cluster is 254 characters long"),
+        ({"cluster": "a\x00"}, "spec.cluster has control characters"),
+        ({"cluster": "a\tb"}, "spec.cluster has control characters"),
+        ({"serverVersion": "v1\n"}, "spec.serverVersion has control characters"),
+        ({"apiVersions": ["v1", "\x00"]}, "spec.apiVersions has a NUL character"),
+        ({"kinds": {"Pod": {"status": "ok", "message": "a\x00"}}}, "spec.kinds has a NUL"),
+        ({"ignored": {"\x00": 1}}, "spec.ignored has a NUL character"),
+    ],
+)
+def test_snapshot_info_values_the_database_cannot_store_are_refused(
+    spec: dict[str, Any], problem: str
+) -> None:
+    obj = {**info_object(spec), "metadata": {"name": "i"}}
+
+    assert problem in refused("info.json", json.dumps(obj)).problem
+
+
+def test_snapshot_info_messages_may_have_several_lines() -> None:
+    spec = {"kinds": {"Pod": {"status": "error", "message": "line 1\nline 2"}}}
+
+    assert parse(("i.json", json.dumps(info_object(spec)))).info == spec
+
+
+def test_the_file_of_the_snapshot_info_is_kept() -> None:
+    bundle = parse(("pod.json", json.dumps(POD)), ("info.json", json.dumps(info_object({}))))
+
+    assert bundle.info_file == "info.json"

@@ -56,37 +56,7 @@ def fuzz_settings(max_examples: int, **extra: Any) -> settings:
 # test that pins the bug with its smallest input. The property tests tolerate exactly these, so
 # that they keep looking for new bugs; once a bug is fixed, its xfail test passes (a failure,
 # as strict) and its entry here goes.
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("ValueError", "_documents"): "test_bundle_fuzz.py::test_bug_json_integer_over_4300_digits",
-    ("ValueError", "_yaml_documents"): (
-        "test_bundle_fuzz.py::test_bug_yaml_integer_over_4300_digits"
-    ),
-    ("ValueError", "raw_json"): "test_bundle_fuzz.py::test_bug_json_number_out_of_float_range",
-    ("UnicodeEncodeError", "snapshot_store"): (
-        "test_bundle_fuzz.py::test_bug_lone_surrogate_escape"
-    ),
-    ("DataError", "_blobs_insert"): (
-        "test_bundle_fuzz.py::test_bug_database_refuses_object_identity"
-    ),
-    ("DataError", "snapshot_store"): (
-        "test_bundle_fuzz.py::test_bug_database_refuses_snapshot_info"
-    ),
-    ("DataError", "cluster_for_name"): (
-        "test_bundle_fuzz.py::test_bug_database_refuses_snapshot_info"
-    ),
-    ("ValueError", "_store_bundle"): (
-        "test_bundle_fuzz.py::test_bug_captured_at_is_not_a_real_date"
-    ),
-    ("TypeError", "_in"): "test_selector_api_fuzz.py::test_bug_a_list_or_map_as_a_map_key",
-    ("TypeError", "_index"): "test_selector_api_fuzz.py::test_bug_a_list_or_map_as_a_map_key",
-    ("TypeError", "_optional_index"): (
-        "test_selector_api_fuzz.py::test_bug_a_list_or_map_as_a_map_key"
-    ),
-    ("TypeError", "build"): "test_selector_api_fuzz.py::test_bug_a_list_or_map_as_a_map_key",
-    ("TypeError", "validate_resource_slices"): (
-        "test_selector_api_fuzz.py::test_bug_an_inline_slice_with_an_unhashable_api_version"
-    ),
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 def known_bug(exc: BaseException) -> str | None:

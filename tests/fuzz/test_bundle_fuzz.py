@@ -6,10 +6,10 @@ cut short, with bytes flipped, or parsed, changed (values of other types, lists 
 renamed or dropped, NaN, huge numbers) and written back as JSON or YAML (block, flow, streams,
 anchors and aliases), plus hand-picked nasties (deep nesting, templates, YAML tags).
 
-Product bugs this found are pinned as ``xfail(strict=True)`` tests at the end, each with its
+Product bugs this finds are pinned as ``xfail(strict=True)`` tests at the end, each with its
 smallest input; the property tests tolerate exactly those bugs (``known_bug``) so that they keep
 looking for new ones. When a bug is fixed its xfail test passes, fails as strict, and the entry
-in KNOWN_BUGS (tests/fuzz/strategies.py) can go.
+in KNOWN_BUGS (tests/fuzz/strategies.py) can go; the test stays, asserting the fixed behaviour.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-import psycopg
 import pytest
-from django.db import DataError, transaction
+from django.db import transaction
 from django.urls import reverse
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -216,7 +215,7 @@ def test_pages_of_a_changed_demo_render(client_logged_in: Any, data: bytes) -> N
         import_and_check(client_logged_in, data, changed_pages=True)
 
 
-# --- bugs found (xfail until fixed; see the module docstring) -------------------------------
+# --- bugs found, fixed: each with its smallest input -----------------------------------------
 
 
 def pod(**metadata: Any) -> dict[str, Any]:
@@ -236,101 +235,117 @@ def info(**spec: Any) -> bytes:
     return json.dumps(obj).encode()
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="dra/bundle.py _documents: float(msg)")
-def test_bug_json_integer_over_4300_digits() -> None:
+def refused_import(files: list[tuple[str, bytes]]) -> BundleError:
+    """Import that must be refused with a BundleError, storing nothing."""
+    before = table_counts()
+    with pytest.raises(BundleError) as excinfo:
+        bundle_import(files=files)
+    assert excinfo.value.filename in {name for name, _ in files}
+    assert table_counts() == before
+    return excinfo.value
+
+
+def test_json_integer_over_4300_digits_is_refused() -> None:
     # json.loads raises ValueError("Exceeds the limit (4300 digits) …"); the handler meant for
-    # NaN calls float() on that message, which raises ValueError again.
-    parse_or_refuse(
-        b'{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}, "x": 1'
-        + b"0" * 4300
-        + b"}"
-    )
+    # NaN called float() on that message, which raised ValueError again.
+    data = b'{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p"}, "x": 1'
+    with pytest.raises(BundleError, match=r"^fuzz.json: .*number is too large"):
+        parse(data + b"0" * 4300 + b"}", "fuzz.json")
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="yaml int() of > 4300 digits escapes")
-def test_bug_yaml_integer_over_4300_digits() -> None:
-    parse_or_refuse(b"kind: Pod\napiVersion: v1\nmetadata: {name: p}\nx: 1" + b"0" * 4300 + b"\n")
+def test_yaml_integer_over_4300_digits_is_refused() -> None:
+    data = b"kind: Pod\napiVersion: v1\nmetadata: {name: p}\nx: 1" + b"0" * 4300 + b"\n"
+    with pytest.raises(BundleError, match=r"^fuzz.yaml: .*number is too large"):
+        parse(data)
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="services.raw_json: allow_nan=False")
-def test_bug_json_number_out_of_float_range() -> None:
-    # json.loads("1e400") is inf; parse_bundle accepts it (only NaN/Infinity literals are
-    # refused), and storing it raises "Out of range float values are not JSON compliant".
+def test_json_number_out_of_float_range_is_refused() -> None:
+    # json.loads("1e400") is inf; storing it raised "Out of range float values are not JSON
+    # compliant".
     data = b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "x": 1e400}'
-    with pytest.raises(BundleError):
-        bundle_import(files=[("f.json", data)])
+    error = refused_import([("f.json", data)])
+    assert "number JSON cannot hold (inf) in Pod p at x" in error.problem
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=UnicodeEncodeError, reason="services.snapshot_store")
-def test_bug_lone_surrogate_escape() -> None:
+def test_lone_surrogate_escape_is_refused() -> None:
     # A JSON \ud800 escape decodes to a lone surrogate, which text.encode() cannot encode.
     data = b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "\\ud800"}}'
-    with pytest.raises(BundleError):
-        bundle_import(files=[("f.json", data)])
+    error = refused_import([("f.json", data)])
+    assert "lone surrogate" in error.problem
+    assert error.problem.endswith("in Pod p at metadata.uid")
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=(DataError, psycopg.DataError), reason="_blobs_insert")
 @pytest.mark.parametrize(
-    "metadata",
+    ("metadata", "problem"),
     [
-        {"name": "p\x00"},  # PostgreSQL text cannot hold NUL
-        {"name": "p", "namespace": "\x00"},
-        {"name": "p" * 254},  # ObjectBlob.name is varchar(253)
-        {"name": "p", "namespace": "n" * 254},
+        ({"name": "p\x00"}, "metadata.name has control characters"),  # PostgreSQL: no NUL
+        ({"name": "p", "namespace": "\x00"}, "metadata.namespace has control characters"),
+        ({"name": "p" * 254}, "metadata.name is 254 characters long"),  # varchar(253)
+        ({"name": "p", "namespace": "n" * 254}, "metadata.namespace is 254 characters long"),
     ],
     ids=["nul-name", "nul-namespace", "long-name", "long-namespace"],
 )
-def test_bug_database_refuses_object_identity(metadata: dict[str, Any]) -> None:
-    with pytest.raises(BundleError):
-        bundle_import(files=[("f.json", json.dumps(pod(**metadata)).encode())])
+def test_object_identities_the_database_refuses_are_refused(
+    metadata: dict[str, Any], problem: str
+) -> None:
+    error = refused_import([("f.json", json.dumps(pod(**metadata)).encode())])
+    assert problem in error.problem
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=(DataError, psycopg.DataError), reason="Snapshot columns")
 @pytest.mark.parametrize(
-    "spec",
+    ("spec", "problem"),
     [
-        {"serverVersion": "v" * 65},  # Snapshot.server_version is varchar(64)
-        {"apiVersions": ["\x00"]},  # jsonb: unsupported Unicode escape sequence
-        {"kinds": {"Pod": {"status": "ok", "message": "\x00"}}},
-        {"ignored": {"\x00": 1}},
-        {"cluster": "a\x00"},  # passes cluster_name_validator (\S), refused by PostgreSQL
-        {"capturedAt": "2020-01-01T00:00:00-23:00"},  # time zone displacement out of range
+        ({"serverVersion": "v" * 65}, "spec.serverVersion is 65 characters long"),  # varchar(64)
+        ({"apiVersions": ["\x00"]}, "spec.apiVersions has a NUL"),  # jsonb cannot hold \u0000
+        ({"kinds": {"Pod": {"status": "ok", "message": "\x00"}}}, "spec.kinds has a NUL"),
+        ({"ignored": {"\x00": 1}}, "spec.ignored has a NUL"),
+        ({"cluster": "a\x00"}, "spec.cluster has control characters"),
     ],
-    ids=["server-version", "api-versions", "kind-message", "ignored-key", "cluster", "tz"],
+    ids=["server-version", "api-versions", "kind-message", "ignored-key", "cluster"],
 )
-def test_bug_database_refuses_snapshot_info(spec: dict[str, Any]) -> None:
-    with pytest.raises(BundleError):
-        bundle_import(files=[("info.json", info(**spec)), ("pod.json", POD)])
+def test_snapshot_info_the_database_refuses_is_refused(spec: dict[str, Any], problem: str) -> None:
+    error = refused_import([("info.json", info(**spec)), ("pod.json", POD)])
+    assert error.filename == "info.json"
+    assert problem in error.problem
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="services._store_bundle parse_datetime")
-def test_bug_captured_at_is_not_a_real_date() -> None:
+def test_a_capture_time_with_an_offset_postgresql_refuses_is_stored_in_utc() -> None:
+    # RFC 3339 allows offsets up to 23:59; PostgreSQL refused "time zone displacement out of
+    # range" (over 15:59). The instant is stored in UTC.
+    snapshot = bundle_import(
+        files=[("info.json", info(capturedAt="2020-01-01T00:00:00-23:00")), ("pod.json", POD)]
+    )
+    snapshot.refresh_from_db()
+    assert snapshot.captured_at.isoformat() == "2020-01-01T23:00:00+00:00"
+
+
+@pytest.mark.django_db
+def test_a_capture_time_that_is_no_real_date_is_refused() -> None:
     # parse_datetime returns None for text that does not look like a date (handled), but raises
     # ValueError for well-formed text that is no date ("month must be in 1..12").
-    with pytest.raises(BundleError):
-        bundle_import(files=[("info.json", info(capturedAt="2020-13-01T00:00:00Z"))])
+    error = refused_import([("info.json", info(capturedAt="2020-13-01T00:00:00Z"))])
+    assert "capturedAt '2020-13-01T00:00:00Z' is not a valid date" in error.problem
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(strict=True, raises=DataError, reason="captured_at outside Python's years")
 @pytest.mark.parametrize(
     "captured_at",
     ["0001-01-01T00:00:00+01:00", "9999-12-31T23:30:00-01:00"],
     ids=["year-0-in-utc", "year-10000-in-utc"],
 )
-def test_bug_a_capture_time_outside_python_years_breaks_every_page(
+def test_a_capture_time_outside_sane_years_is_refused(
     client_logged_in: Any, captured_at: str
 ) -> None:
-    # PostgreSQL stores the instant (0001-12-31 23:00 BC, 10000-01-01 00:30 UTC), but psycopg
-    # cannot read it back into a datetime: from then on every query that loads that Snapshot
-    # row (home page, snapshot pages, GET /api/v1/snapshots/) raises DataError, a 500.
-    try:
-        bundle_import(files=[("info.json", info(capturedAt=captured_at)), ("pod.json", POD)])
-    except BundleError:
-        return  # refused: that is a fix too
+    # PostgreSQL stored the instant (0001-12-31 23:00 BC, 10000-01-01 00:30 UTC), but psycopg
+    # could not read it back into a datetime: from then on every query that loads that Snapshot
+    # row (home page, snapshot pages, GET /api/v1/snapshots/) raised DataError, a 500.
+    error = refused_import([("info.json", info(capturedAt=captured_at)), ("pod.json", POD)])
+    assert error.filename == "info.json"
+    assert "capturedAt" in error.problem
+    assert "out of range" in error.problem
     assert client_logged_in.get(reverse("home")).status_code == 200

@@ -106,6 +106,79 @@ def test_import_bundle_refuses_bad_input_and_stores_nothing(
     assert_nothing_stored()
 
 
+def snapshot_info(**spec: object) -> bytes:
+    info = {"apiVersion": "dradash.io/v1", "kind": "SnapshotInfo", "metadata": {"name": "i"}}
+    return json.dumps({**info, "spec": spec}).encode()
+
+
+POD_JSON = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"%s}%s}'
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (POD_JSON.encode() % (b"", b', "x": 1' + b"0" * 4300), "a number is too large"),
+        (
+            b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nx: 1" + b"0" * 4300 + b"\n",
+            "a number is too large",
+        ),
+        (POD_JSON.encode() % (b"", b', "x": 1e400'), "number JSON cannot hold (inf) in Pod p at x"),
+        (POD_JSON.encode() % (b', "uid": "\\ud800"', b""), "lone surrogate"),
+        (
+            b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p\\u0000"}}',
+            "metadata.name has control characters",
+        ),
+        (
+            POD_JSON.encode() % (b', "namespace": "' + b"n" * 254 + b'"', b""),
+            "metadata.namespace is 254 characters long",
+        ),
+        (snapshot_info(serverVersion="v" * 65), "spec.serverVersion is 65 characters long"),
+        (snapshot_info(apiVersions=["\x00"]), "spec.apiVersions has a NUL character"),
+        (snapshot_info(ignored={"\x00": 1}), "spec.ignored has a NUL character"),
+        (snapshot_info(cluster="a\x00"), "spec.cluster has control characters"),
+        (
+            snapshot_info(capturedAt="2020-13-01T00:00:00Z"),
+            "capturedAt '2020-13-01T00:00:00Z' is not a valid date",
+        ),
+        (snapshot_info(capturedAt="yesterday"), "capturedAt 'yesterday' is not a date"),
+        (snapshot_info(capturedAt="0001-01-01T00:00:00+01:00"), "capturedAt '0001-01-01T00:00"),
+        (snapshot_info(capturedAt="9999-12-31T23:30:00-01:00"), "is out of range"),
+        (snapshot_info(capturedAt="1969-12-31T23:59:59Z"), "is out of range"),
+        (snapshot_info(capturedAt="1970-01-01T00:30:00+01:00"), "is out of range"),
+    ],
+)
+def test_import_bundle_refuses_values_the_database_cannot_store(
+    tmp_path: Path, fixtures_dir: Path, content: bytes, problem: str
+) -> None:
+    bad = tmp_path / "bad-bundle.json"
+    bad.write_bytes(content)
+    with pytest.raises(CommandError) as excinfo:
+        run("import_bundle", str(fixtures_dir / EIGHT_GPUS), str(bad))
+    message = str(excinfo.value)
+    assert message.startswith(f"{bad}: ")
+    assert problem in message
+    message.encode()  # printable
+    assert_nothing_stored()
+
+
+def test_import_bundle_stores_a_capture_time_in_utc(tmp_path: Path) -> None:
+    info = tmp_path / "info.json"
+    info.write_bytes(snapshot_info(capturedAt="2020-01-01T00:00:00-23:00"))
+    pod = tmp_path / "pod.json"
+    pod.write_bytes(POD_JSON.encode() % (b"", b""))
+    run("import_bundle", str(info), str(pod))
+    assert Snapshot.objects.get().captured_at.isoformat() == "2020-01-01T23:00:00+00:00"
+
+
+def test_import_bundle_keeps_nul_inside_object_data(tmp_path: Path) -> None:
+    # Object data is stored as JSON text, where NUL is the escape \u0000: PostgreSQL takes it.
+    pod = tmp_path / "pod.json"
+    pod.write_bytes(POD_JSON.encode() % (b', "annotations": {"a": "a\\u0000b"}', b""))
+    run("import_bundle", str(pod))
+    (data,) = snapshot_objects(Snapshot.objects.get(), fields=("data",))
+    assert json.loads(data[0])["metadata"]["annotations"] == {"a": "a\x00b"}
+
+
 def test_import_bundle_refuses_files_over_the_size_limit(
     tmp_path: Path, fixtures_dir: Path, settings
 ) -> None:
