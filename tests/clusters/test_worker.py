@@ -11,11 +11,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import kombu.pools
 import pytest
 from django.conf import settings
 from django.utils import timezone
@@ -29,19 +27,6 @@ from tests.snapshots.test_worker import ROOT, Worker, database_url, wait_until_f
 from tests.snapshots.test_worker import worker as worker  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _fresh_kombu_pools() -> Iterator[None]:
-    """Set up before the worker fixture and torn down after it.
-
-    kombu keeps connection and producer pools in process-wide registries keyed by broker URL;
-    the worker fixture closes its pool but leaves it registered, so the next module that
-    starts a worker (tests/snapshots/test_worker.py) would get a closed pool. Clear them.
-    """
-    kombu.pools.reset()
-    yield
-    kombu.pools.reset()
 
 
 def test_worker_captures_a_cluster_into_a_snapshot(worker: Worker, tmp_path: Path) -> None:

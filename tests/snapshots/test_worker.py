@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+import kombu.pools
 import pytest
 import redis
 from django.db import connection
@@ -49,11 +50,14 @@ def database_url() -> str:
 
 
 def forget_broker_state() -> None:
-    """Celery caches its connection pool, queues and routes on first use: drop them."""
+    """Celery caches its connection pool, queues and routes on first use, and kombu its
+    producer pools per broker URL (even eager tasks take a producer): drop them all, so no
+    later test gets a pool closed here."""
     if celery_app._pool is not None:
         celery_app._pool.force_close_all()
     celery_app._pool = None
     celery_app.__dict__.pop("amqp", None)
+    kombu.pools.reset()
 
 
 @pytest.fixture(scope="module")
