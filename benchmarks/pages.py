@@ -5,7 +5,8 @@
 Imports the profile's cluster into the configured database, then prints: loading the snapshot
 into a fresh process's cache, diagnosing every Pod and claim, computing findings, and the server
 time and number of SQL queries of each main page (overview, lists, a Pod's and a claim's chain,
-a class, the playground) once the snapshot is loaded. A benchmark, not a test: it asserts nothing.
+a class, the device inventory, the playground) once the snapshot is loaded. A benchmark, not a
+test: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ def main() -> None:
                 f"/snapshots/{pk}/claims/{pending_claim.namespace}/{pending_claim.name}/",
             ),
             ("device class", f"/snapshots/{pk}/classes/{device_class}/"),
+            ("devices", f"/snapshots/{pk}/devices/"),
+            (
+                "devices, allocated on one node",
+                f"/snapshots/{pk}/devices/?state=allocated&node={running.node_name}",
+            ),
             ("playground", "/playground/?" + urlencode({"snapshot": pk, "expression": expression})),
         ]
         print(f"{'page (snapshot loaded)':44} {'first':>8} {'again':>8} {'queries':>8}")
