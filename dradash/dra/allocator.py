@@ -213,6 +213,32 @@ def pod_node_problem(pod: Pod, node: Node) -> str | None:
     return None
 
 
+def _slice_reaches(node: Node, s: ResourceSlice) -> bool | None:
+    """Whether the slice's devices are available on the node (its nodeName, allNodes or
+    nodeSelector, or each device's under perDeviceNodeSelection); None for a slice that says
+    none of these (a future extension the allocator skips)."""
+    spec = s.spec
+    if (
+        text(spec.get("nodeName"))
+        or spec.get("allNodes") is True
+        or spec.get("nodeSelector") is not None
+    ):
+        return _node_matches(
+            node, text(spec.get("nodeName")), spec.get("allNodes") is True, spec.get("nodeSelector")
+        )
+    if spec.get("perDeviceNodeSelection") is True:
+        return any(
+            _node_matches(
+                node,
+                text(d.raw.get("nodeName")),
+                d.raw.get("allNodes") is True,
+                d.raw.get("nodeSelector"),
+            )
+            for d in s.devices
+        )
+    return None
+
+
 def _node_matches(node: Node, node_name: str, all_nodes: bool, selector: Any) -> bool:
     """NodeMatches in pools_incubating.go."""
     if node_name:
@@ -1516,30 +1542,8 @@ class Allocator:
             counters = items(spec.get("sharedCounters"))
             if not partitionable and (spec.get("perDeviceNodeSelection") is not None or counters):
                 continue
-            if counters:
-                relevant = True
-            elif (
-                text(spec.get("nodeName"))
-                or spec.get("allNodes") is True
-                or spec.get("nodeSelector") is not None
-            ):
-                relevant = _node_matches(
-                    node,
-                    text(spec.get("nodeName")),
-                    spec.get("allNodes") is True,
-                    spec.get("nodeSelector"),
-                )
-            elif spec.get("perDeviceNodeSelection") is True:
-                relevant = any(
-                    _node_matches(
-                        node,
-                        text(d.raw.get("nodeName")),
-                        d.raw.get("allNodes") is True,
-                        d.raw.get("nodeSelector"),
-                    )
-                    for d in s.devices
-                )
-            else:
+            relevant = True if counters else _slice_reaches(node, s)
+            if relevant is None:
                 continue  # some future, unknown extension
             if relevant:
                 _add_slice(by_pool, s)
@@ -1615,28 +1619,8 @@ class Allocator:
                 spec.get("perDeviceNodeSelection") is not None
             ):
                 continue
-            if (
-                text(spec.get("nodeName"))
-                or spec.get("allNodes") is True
-                or spec.get("nodeSelector") is not None
-            ):
-                relevant = _node_matches(
-                    node,
-                    text(spec.get("nodeName")),
-                    spec.get("allNodes") is True,
-                    spec.get("nodeSelector"),
-                )
-            elif spec.get("perDeviceNodeSelection") is True:
-                relevant = any(
-                    _node_matches(
-                        node,
-                        text(d.raw.get("nodeName")),
-                        d.raw.get("allNodes") is True,
-                        d.raw.get("nodeSelector"),
-                    )
-                    for d in s.devices
-                )
-            else:
+            relevant = _slice_reaches(node, s)
+            if relevant is None:
                 continue
             if relevant:
                 if _has_binding_conditions([s]):

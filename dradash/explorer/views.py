@@ -1,9 +1,12 @@
-"""The object-chain pages: lists of claims and Pods, and one Pod's or claim's chain."""
+"""The object-chain pages: claim, Pod and device lists; a Pod's, claim's or class's page."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
+from django import forms
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
@@ -12,6 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGES
+from dradash.dra.state import ClusterState
 from dradash.explorer.forms import (
     CLAIM_STATES,
     DEVICE_STATES,
@@ -44,27 +48,48 @@ def _get_snapshot(pk: int) -> Snapshot:
     return get_object_or_404(snapshot_list(), pk=pk)
 
 
-@require_GET
-@vary_on_headers("HX-Request")
-def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
+def _filtered_list(
+    request: HtmxHttpRequest,
+    snapshot_id: int,
+    form_class: type[forms.Form],
+    template: str,
+    rows: Callable[[ClusterState, dict[str, Any]], list[Any]],
+    extra: Callable[[ClusterState], dict[str, Any]],
+) -> HttpResponse:
+    """A list page: filter form, one page of rows, the results partial alone for htmx."""
     snapshot = _get_snapshot(snapshot_id)
-    form = ClaimFilterForm(request.GET)
+    form = form_class(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
     state = snapshot_state(snapshot)
-    rows = claim_rows(state, form.cleaned_data)
-    page = Paginator(rows, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
+    found = rows(state, form.cleaned_data)
+    page = Paginator(found, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
     return render(
         request,
-        template_for(request, "explorer/claims.html", "results"),
+        template_for(request, template, "results"),
         {
             "snapshot": snapshot,
             "form": form,
             "filters": form.cleaned_data,
+            "page": page,
+            **extra(state),
+        },
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
+    return _filtered_list(
+        request,
+        snapshot_id,
+        ClaimFilterForm,
+        "explorer/claims.html",
+        claim_rows,
+        lambda state: {
             "options": claim_filter_options(state),
             "states": CLAIM_STATES,
             "stages": STAGES,
-            "page": page,
             "total": len(state.claims),
         },
     )
@@ -73,23 +98,15 @@ def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def pod_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = _get_snapshot(snapshot_id)
-    form = PodFilterForm(request.GET)
-    if not form.is_valid():
-        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
-    state = snapshot_state(snapshot)
-    rows = pod_rows(state, form.cleaned_data)
-    page = Paginator(rows, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
-    return render(
+    return _filtered_list(
         request,
-        template_for(request, "explorer/pods.html", "results"),
-        {
-            "snapshot": snapshot,
-            "form": form,
-            "filters": form.cleaned_data,
+        snapshot_id,
+        PodFilterForm,
+        "explorer/pods.html",
+        pod_rows,
+        lambda state: {
             "options": pod_filter_options(state),
             "stages": STAGES,
-            "page": page,
             "total": len(state.dra_pods),
         },
     )
@@ -164,24 +181,16 @@ def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpR
 @require_GET
 @vary_on_headers("HX-Request")
 def device_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = _get_snapshot(snapshot_id)
-    form = DeviceFilterForm(request.GET)
-    if not form.is_valid():
-        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
-    state = snapshot_state(snapshot)
-    rows = device_rows(state, form.cleaned_data)
-    page = Paginator(rows, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
-    return render(
+    return _filtered_list(
         request,
-        template_for(request, "explorer/devices.html", "results"),
-        {
-            "snapshot": snapshot,
-            "form": form,
-            "filters": form.cleaned_data,
+        snapshot_id,
+        DeviceFilterForm,
+        "explorer/devices.html",
+        device_rows,
+        lambda state: {
             "options": device_filter_options(state),
             "states": DEVICE_STATES,
             "pools": pool_rows(state),
-            "page": page,
             "total": len(state.devices),
         },
     )
