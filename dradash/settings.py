@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "dradash.explorer",
     "dradash.playground",
     "dradash.compare",
+    "dradash.readiness",
     "dradash.sharing",
 ]
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("dradash.explorer.urls")),
     path("", include("dradash.playground.urls")),
     path("", include("dradash.compare.urls")),
+    path("", include("dradash.readiness.urls")),
     path("", include("dradash.sharing.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -19,5 +20,6 @@ urlpatterns = [
     path("api/v1/", include("dradash.playground.api_urls")),
     path("api/v1/", include("dradash.explorer.api_urls")),
     path("api/v1/", include("dradash.sharing.api_urls")),
+    path("api/v1/", include("dradash.readiness.api_urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
 ]

@@ -410,6 +410,15 @@ def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
                 filename,
                 f"{where}: {kind} {_shown(name)[:100]}: metadata.{part} has control characters",
             )
+        if "/" in value or "%" in value or value in (".", ".."):
+            # The API server refuses these in every name (ValidatePathSegmentName): they
+            # would not survive as one segment of a URL.
+            raise BundleError(
+                filename,
+                f"{where}: {kind} {_shown(name)[:100]}: metadata.{part} {_shown(value)[:100]} "
+                "is not a valid Kubernetes name (it may not contain '/' or '%', nor be '.' or "
+                "'..')",
+            )
         if len(value) > MAX_NAME_LENGTH:
             raise BundleError(
                 filename,

@@ -7,37 +7,34 @@ the evidence.
 
 Selectors are evaluated once per distinct (device class, request selectors) for the whole
 snapshot, and only for the Pods and Jobs that need them: devices are grouped by what any of
-those selectors reads, so one CEL run serves every device with the same projection.
+those selectors reads, so one CEL run serves every device with the same projection. The
+capacity machinery (``Matcher``, ``Capacity``) lives in ``capacity.py``.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dradash.dra.cel import (
-    CelCompileError,
-    DeviceInput,
-    Program,
-    Selector,
-    compile_selector,
-    evaluate_devices,
+from dradash.dra.capacity import (
+    Alternative,
+    Capacity,
+    Matcher,
+    alternatives,
+    job_demands,
+    job_fit,
+    pod_priority,
+    wanted_pods,
 )
-from dradash.dra.cel.device import projection
-from dradash.dra.fields import dig, mapping, mappings, number, text
-from dradash.dra.matching import device_table
+from dradash.dra.fields import mappings, text
 from dradash.dra.objects import (
     AllocationResult,
     Device,
-    DeviceRequestSpec,
     Job,
     Pod,
-    Request,
     Resource,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -127,12 +124,6 @@ def _plural(n: int, word: str, plural: str = "") -> str:
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 
 
-def _server_minor(state: ClusterState) -> int | None:
-    """The Kubernetes minor version the snapshot says the server runs (``v1.36.1`` → 36)."""
-    match = re.match(r"v?1\.(\d+)", state.meta.server_version or "")
-    return int(match.group(1)) if match else None
-
-
 def _time(value: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -154,16 +145,6 @@ def _age(state: ClusterState, since: str) -> str:
     return f" (for {_plural(minutes, 'minute')})"
 
 
-def pod_priority(state: ClusterState, pod: Pod) -> int:
-    """spec.priority as admission set it, else its PriorityClass's value (or the global default)."""
-    if "priority" in pod.spec:
-        return pod.priority
-    if (pc := state.priority_classes.get(pod.priority_class_name)) is not None:
-        return pc.value
-    defaults = [p.value for p in state.priority_classes.values() if p.raw.get("globalDefault")]
-    return max(defaults, default=0)
-
-
 def _scheduled(pod: Pod) -> bool:
     condition = pod.condition("PodScheduled")
     return condition is not None and condition.get("status") == "True"
@@ -171,27 +152,6 @@ def _scheduled(pod: Pod) -> bool:
 
 def _reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
     return any(c.pod is pod for c in claim.consumers)
-
-
-def _tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
-    """resource.k8s.io DeviceToleration.ToleratesTaint."""
-    effect = text(toleration.get("effect"))
-    if effect and effect != text(taint.get("effect")):
-        return False
-    key = text(toleration.get("key"))
-    if text(toleration.get("operator")) == "Exists":
-        return not key or key == text(taint.get("key"))
-    return key == text(taint.get("key")) and text(toleration.get("value")) == text(
-        taint.get("value")
-    )
-
-
-def _untolerated(device: Device, tolerations: list[dict[str, Any]]) -> bool:
-    return any(
-        text(t.get("effect")) in ("NoSchedule", "NoExecute")
-        and not any(_tolerates(tol, t) for tol in tolerations)
-        for t in device.taints
-    )
 
 
 # --- the API ---------------------------------------------------------------------------------
@@ -641,286 +601,21 @@ def _dangling_allocations(state: ClusterState) -> Iterable[Finding]:
         )
 
 
-# --- selectors: which devices a request can get ----------------------------------------------
-
-# What a request (or a firstAvailable subrequest) asks for: (device class, request selectors).
-Want = tuple[str, tuple[str | None, ...]]
-
-
-def want_of(spec: DeviceRequestSpec) -> Want:
-    return (spec.device_class_name, tuple(spec.selectors))
-
-
-class Matcher:
-    """The devices matching class + request selectors, for many requests at once.
-
-    ``add`` every (class, selectors) first, then ``run`` evaluates them together: the devices
-    are grouped once by everything any of the selectors reads, those groups again by what each
-    selector set reads, and each selector set runs once per group. ``devices(want)`` is None
-    when the class is missing or a selector does not compile (the allocator would fail, not find
-    devices); a device on which a selector fails at runtime does not match.
-    """
-
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
-        self._pending: set[Want] = set()
-        self._results: dict[Want, list[Device] | None] = {}
-        self._programs: dict[str, Program | None] = {}
-
-    def add(self, want: Want) -> None:
-        if want not in self._results:
-            self._pending.add(want)
-
-    def devices(self, want: Want) -> list[Device] | None:
-        if want not in self._results:
-            self.add(want)
-            self.run()
-        return self._results[want]
-
-    def _program(self, expression: str | None) -> Program | None:
-        if expression is None:
-            return None
-        if expression not in self._programs:
-            try:
-                self._programs[expression] = compile_selector(expression)
-            except CelCompileError:
-                self._programs[expression] = None
-        return self._programs[expression]
-
-    def _selectors(self, want: Want) -> list[Selector] | None:
-        class_name, expressions = want
-        device_class = self.state.classes.get(class_name)
-        if device_class is None:
-            return None
-        selectors = []
-        for i, expression in enumerate(device_class.selectors):
-            program = self._program(expression)
-            if program is None:
-                return None
-            selectors.append(Selector(program, f"class {class_name}: selector #{i}: "))
-        for expression in expressions:
-            program = self._program(expression)
-            if program is None:
-                return None
-            selectors.append(Selector(program))
-        return selectors
-
-    def run(self) -> None:
-        wants = sorted(self._pending, key=lambda w: (w[0], tuple(e or "" for e in w[1])))
-        self._pending.clear()
-        compiled: dict[Want, list[Selector]] = {}
-        for want in wants:
-            selectors = self._selectors(want)
-            if selectors is None:
-                self._results[want] = None
-            else:
-                compiled[want] = selectors
-        if not compiled:
-            return
-        devices, inputs, errors = device_table(self.state)
-        # Devices alike in everything any of the selectors reads: one evaluation serves each.
-        by_reads: dict[frozenset[tuple[str, ...]], list[Want]] = defaultdict(list)
-        for want, selectors in compiled.items():
-            by_reads[frozenset().union(*(s.program.reads for s in selectors))].append(want)
-        reads = frozenset().union(*by_reads)
-        groups: dict[tuple[object, ...], list[int]] = {}
-        for i, device_input in enumerate(inputs):
-            if errors[i] is None:  # a device CEL cannot read matches nothing
-                groups.setdefault(projection(reads, device_input), []).append(i)
-        members = list(groups.values())
-        representatives: list[DeviceInput] = [inputs[m[0]] for m in members]
-        # Then per set of reads, so that one selector reading something every device has its
-        # own of (a uuid) does not make every other selector run once per device.
-        for own_reads, same in by_reads.items():
-            subgroups: dict[tuple[object, ...], list[int]] = {}
-            for g, rep in enumerate(representatives):
-                subgroups.setdefault(projection(own_reads, rep), []).append(g)
-            sub = list(subgroups.values())
-            reps = [representatives[g[0]] for g in sub]
-            no_errors: list[str | None] = [None] * len(reps)
-            for want in same:
-                verdicts = evaluate_devices(compiled[want], reps, errors=no_errors)
-                self._results[want] = [
-                    devices[i]
-                    for gs, v in zip(sub, verdicts, strict=True)
-                    if v.matches
-                    for g in gs
-                    for i in members[g]
-                ]
-
-
 # --- capacity: no-preemption and parallelism-exceeds-capacity ---------------------------------
-
-
-@dataclass
-class _Alternative:
-    """One way to satisfy a request: ``count`` devices matching ``want`` (``count`` 0: All)."""
-
-    label: str  # "request gpu" or "request gpu/h100"
-    want: Want
-    count: int
-    tolerations: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def class_name(self) -> str:
-        return self.want[0]
-
-
-def _alternatives(request: Request) -> list[_Alternative] | None:
-    """The request's alternatives, or None when they cannot be counted (admin access)."""
-    out = []
-    for name, spec in request.alternatives:
-        if spec.admin_access:
-            return None  # admin access does not need free devices
-        count = max(spec.count, 1) if spec.allocation_mode == "ExactCount" else 0
-        out.append(_Alternative(f"request {name}", want_of(spec), count, spec.tolerations))
-    return out or None
-
-
-@dataclass
-class _Usable:
-    """The devices one alternative can get, as the allocator would consider them."""
-
-    devices: list[Device]
-    ids: set[int]
-    free_by_node: dict[str, int]  # free devices per node ("" for those every node reaches)
-    free: int = 0
-    _fit: dict[int, int] = field(default_factory=dict)
-
-    def fit(self, count: int) -> int:
-        """How many sets of ``count`` free devices there are, each from one node."""
-        if count not in self._fit:
-            self._fit[count] = sum(n // count for n in self.free_by_node.values())
-        return self._fit[count]
-
-
-class _Capacity:
-    """Devices per (class, selectors, tolerations), by node, with who holds them."""
-
-    def __init__(self, state: ClusterState, matcher: Matcher) -> None:
-        self.state = state
-        self.matcher = matcher
-        self._usable: dict[tuple[Want, str], _Usable | None] = {}
-        self._holder: dict[int, float] = {}
-        self._outlook: dict[tuple[Any, ...], tuple[bool, bool, list[Device]] | None] = {}
-        minor = _server_minor(state)
-        # Pools the allocator takes ExactCount devices from (dra-reference §5.2): never an
-        # invalid one; from 1.35 on not an incomplete one either.
-        self._pools = {
-            id(p)
-            for p in state.pools.values()
-            if p.valid and (p.complete or (minor is not None and minor < 35))
-        }
-        # Devices an allocation blocks for other claims (admin access and devices that allow
-        # multiple allocations do not).
-        self._taken = {
-            id(r.device)
-            for claim in state.claims.values()
-            for r in claim.results
-            if r.device is not None
-            and not r.admin_access
-            and not r.device.allow_multiple_allocations
-        }
-
-    def free(self, device: Device) -> bool:
-        return id(device) not in self._taken
-
-    def usable(self, alt: _Alternative) -> _Usable | None:
-        """Matching devices in usable pools whose taints the request tolerates; None when the
-        class is missing or a selector does not compile."""
-        key = (alt.want, json.dumps(alt.tolerations, sort_keys=True))
-        if key not in self._usable:
-            matched = self.matcher.devices(alt.want)
-            if matched is None:
-                self._usable[key] = None
-                return None
-            pools, taken = self._pools, self._taken
-            devices = [
-                d
-                for d in matched
-                if id(d.slice.pool) in pools
-                and not ((d.rule_taints or "taints" in d.raw) and _untolerated(d, alt.tolerations))
-            ]
-            free: dict[str, int] = defaultdict(int)
-            for d in devices:
-                if id(d) not in taken:
-                    free[d.node_name] += 1
-            self._usable[key] = _Usable(
-                devices, {id(d) for d in devices}, dict(free), sum(free.values())
-            )
-        return self._usable[key]
-
-    def outlook(self, alt: _Alternative, priority: int) -> tuple[bool, bool, list[Device]] | None:
-        """(fits now, would fit if Pods below ``priority`` went away, the devices those Pods
-        hold) for one alternative; None when its devices cannot be known."""
-        key = (alt.want, json.dumps(alt.tolerations, sort_keys=True), alt.count, priority)
-        if key not in self._outlook:
-            usable = self.usable(alt)
-            if usable is None:
-                self._outlook[key] = None
-                return None
-            total: dict[str, int] = defaultdict(int)
-            free: dict[str, int] = defaultdict(int)
-            freeable: dict[str, int] = defaultdict(int)
-            lower: list[Device] = []
-            for d in usable.devices:
-                node = d.node_name
-                total[node] += 1
-                if self.free(d):
-                    free[node] += 1
-                    freeable[node] += 1
-                elif self.holder_priority(d) < priority:
-                    freeable[node] += 1
-                    lower.append(d)
-            now = _fits(total, free, alt.count)
-            self._outlook[key] = (now, not now and _fits(total, freeable, alt.count), lower)
-        return self._outlook[key]
-
-    def holder_priority(self, device: Device) -> float:
-        """The highest priority of the Pods holding the device (-inf if free, +inf when a
-        holder is not a Pod of the snapshot, so preemption could not free it)."""
-        key = id(device)
-        if key not in self._holder:
-            priority = float("-inf")
-            for a in device.allocations:
-                if a.admin_access:
-                    continue
-                pods = [c.pod for c in a.claim.consumers]
-                if not pods or any(p is None for p in pods):
-                    priority = float("inf")
-                    break
-                priority = max([priority] + [pod_priority(self.state, p) for p in pods if p])
-            self._holder[key] = priority
-        return self._holder[key]
-
-
-def _fits(total: dict[str, int], usable: dict[str, int], count: int) -> bool:
-    """Whether one node has ``count`` usable devices (0: allocation mode All — every matching
-    device the node reaches, at least one, is usable). Node "" holds the devices every node
-    reaches."""
-    nodes = [n for n in total if n] or [""]
-    for node in nodes:
-        have = usable.get(node, 0) + (usable.get("", 0) if node else 0)
-        if count:
-            if have >= count:
-                return True
-        elif have and have == total.get(node, 0) + (total.get("", 0) if node else 0):
-            return True
-    return False
 
 
 def _capacity_findings(state: ClusterState) -> Iterable[Finding]:
     matcher = Matcher(state)
-    capacity = _Capacity(state, matcher)
+    capacity = Capacity(state, matcher)
     waiting = list(_waiting_pods(state))
-    jobs = list(_job_demands(state))
+    jobs = list(job_demands(state))
     for _, _, requests in waiting:
-        for alternatives in requests:
-            for alt in alternatives:
+        for options in requests:
+            for alt in options:
                 matcher.add(alt.want)
     for _, _, requirements in jobs:
-        for alternatives in requirements:
-            for alt in alternatives:
+        for options in requirements:
+            for alt in options:
                 matcher.add(alt.want)
     matcher.run()
     for pod, claims, requests in waiting:
@@ -933,7 +628,7 @@ def _capacity_findings(state: ClusterState) -> Iterable[Finding]:
 
 def _waiting_pods(
     state: ClusterState,
-) -> Iterable[tuple[Pod, list[ResourceClaim], list[list[_Alternative]]]]:
+) -> Iterable[tuple[Pod, list[ResourceClaim], list[list[Alternative]]]]:
     """Pending Pods whose claims wait for devices that only lower-priority Pods hold.
 
     Cheap checks first: selectors are only evaluated for Pods that outrank some holder.
@@ -966,29 +661,29 @@ def _waiting_pods(
         requests = []
         for claim in claims:
             for request in claim.requests:
-                alternatives = _alternatives(request)
-                if alternatives is None:
+                options = alternatives(request)
+                if options is None:
                     continue
-                requests.append(alternatives)
+                requests.append(options)
         if requests:
             yield pod, claims, requests
 
 
 def _no_preemption(
     state: ClusterState,
-    capacity: _Capacity,
+    capacity: Capacity,
     pod: Pod,
     claims: list[ResourceClaim],
-    requests: list[list[_Alternative]],
+    requests: list[list[Alternative]],
 ) -> Finding | None:
     """The Pod's requests cannot be met now, but could be if lower-priority Pods went away."""
     priority = pod_priority(state, pod)
-    blocked: list[_Alternative] = []
+    blocked: list[Alternative] = []
     holders: dict[tuple[str, str], ResourceClaim] = {}
-    for alternatives in requests:
+    for options in requests:
         fits_now = False
-        preemptible: tuple[_Alternative, list[Device]] | None = None
-        for alt in alternatives:
+        preemptible: tuple[Alternative, list[Device]] | None = None
+        for alt in options:
             outlook = capacity.outlook(alt, priority)
             if outlook is None:
                 return None  # class missing or selector error: another finding says so
@@ -1035,135 +730,23 @@ def _no_preemption(
     )
 
 
-def _job_demands(
-    state: ClusterState,
-) -> Iterable[tuple[Job, list[Resource], list[list[_Alternative]]]]:
-    """Active Jobs with the per-Pod device demand of their pod template.
-
-    Each Pod gets its own claim from a template entry; an entry naming a ResourceClaim is shared
-    by all Pods and does not grow with parallelism, so it is left out.
-    """
-    for job in state.jobs.values():
-        if _wanted_pods(job) < 2:
-            continue
-        pod_spec = mapping(dig(job.spec, "template", "spec"))
-        entries = mappings(pod_spec.get("resourceClaims"))
-        sources: list[Resource] = []
-        requests: list[Request] = []
-        if entries:
-            for entry in entries:
-                template_name = text(entry.get("resourceClaimTemplateName"))
-                if not template_name:
-                    continue
-                template = state.templates.get((job.namespace, template_name))
-                if template is not None:
-                    sources.append(template)
-                    requests += template.requests
-                elif claim := _generated_for(job, text(entry.get("name"))):
-                    sources.append(claim)
-                    requests += claim.requests
-        else:  # the snapshot has no pod template: read the Pods' generated claims
-            for pod in job.pods[:1]:
-                for r in pod.claim_refs:
-                    if r.source == "template" and r.claim is not None:
-                        sources.append(r.template or r.claim)
-                        requests += r.claim.requests
-        requirements = _requirements(requests)
-        if requirements:
-            yield job, sources, requirements
-
-
-def _generated_for(job: Job, entry: str) -> ResourceClaim | None:
-    for pod in job.pods:
-        for r in pod.claim_refs:
-            if r.name == entry and r.claim is not None:
-                return r.claim
-    return None
-
-
-def _wanted_pods(job: Job) -> int:
-    """How many Pods the Job wants running at once (0 when it is suspended or finished)."""
-    if job.spec.get("suspend") is True:
-        return 0
-    for c in mappings(job.status.get("conditions")):
-        if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
-            return 0
-    wanted = job.parallelism
-    if job.completions is not None:
-        wanted = min(wanted, job.completions - number(job.status.get("succeeded")))
-    return wanted
-
-
-def _requirements(requests: list[Request]) -> list[list[_Alternative]]:
-    """Per-Pod requirements: ExactCount requests for the same devices are added up."""
-    merged: dict[tuple[Want, str], _Alternative] = {}
-    out: list[list[_Alternative]] = []
-    for request in requests:
-        alternatives = _alternatives(request)
-        if alternatives is None or any(a.count == 0 for a in alternatives):
-            continue  # admin access or All: not a fixed number of devices per Pod
-        if len(alternatives) == 1:
-            alt = alternatives[0]
-            key = (alt.want, json.dumps(alt.tolerations, sort_keys=True))
-            if key in merged:
-                merged[key].count += alt.count
-                merged[key].label += f" + {alt.label.removeprefix('request ')}"
-                continue
-            merged[key] = _Alternative(alt.label, alt.want, alt.count, alt.tolerations)
-            out.append([merged[key]])
-        else:
-            out.append(alternatives)
-    return out
-
-
 def _parallelism(
     state: ClusterState,
-    capacity: _Capacity,
+    capacity: Capacity,
     job: Job,
     sources: list[Resource],
-    requirements: list[list[_Alternative]],
+    requirements: list[list[Alternative]],
 ) -> Finding | None:
-    """Fewer of the Job's Pods fit on the matching devices than it runs at once.
-
-    Devices count when they are free or held by the Job's own Pods' claims; per node, as each
-    Pod's devices come from one node (devices every node reaches are pooled).
-    """
-    wanted = _wanted_pods(job)
-    own = {id(c) for p in job.pods for c in p.claims}
-    # Devices only the Job's own claims hold: its running Pods keep them, so they count.
-    own_devices = {
-        id(r.device): r.device
-        for p in job.pods
-        for c in p.claims
-        for r in c.results
-        if r.device is not None
-        and not capacity.free(r.device)
-        and all(id(a.claim) in own for a in r.device.allocations if not a.admin_access)
-    }.values()
-    worst: tuple[int, _Alternative, int, int] | None = None  # (Pods that fit, alt, total, usable)
-    for alternatives in requirements:
-        best: tuple[int, _Alternative, int, int] | None = None
-        for alt in alternatives:
-            usable = capacity.usable(alt)
-            if usable is None:
-                return None  # class missing or selector error: another finding says so
-            mine: dict[str, int] = defaultdict(int)
-            for d in own_devices:
-                if id(d) in usable.ids:
-                    mine[d.node_name] += 1
-            free, count = usable.free_by_node, alt.count
-            fit = usable.fit(count) + sum(
-                (free.get(node, 0) + n) // count - free.get(node, 0) // count
-                for node, n in mine.items()
-            )
-            available = usable.free + sum(mine.values())
-            if best is None or fit > best[0]:
-                best = (fit, alt, len(usable.devices), available)
-        if best is not None and (worst is None or best[0] < worst[0]):
-            worst = best
-    if worst is None or worst[0] >= wanted or worst[2] == 0:
+    """Fewer of the Job's Pods fit on the matching devices than it runs at once (``job_fit``
+    counts them)."""
+    wanted = wanted_pods(job)
+    fitting = job_fit(capacity, job, requirements)
+    if fitting is None:
+        return None  # class missing or selector error: another finding says so
+    worst = min(fitting, key=lambda r: r.pods, default=None)
+    if worst is None or worst.pods >= wanted or worst.matching == 0:
         return None  # it fits, or nothing matches at all (the Pods' diagnosis says so)
-    fit, alt, total, available = worst
+    fit, alt, total, available = worst.pods, worst.alternative, worst.matching, worst.available
     match = f"{total} {'device matches' if total == 1 else 'devices match'}"
     if available < total:
         match += f" and {total - available} of them are allocated to other claims"

@@ -75,6 +75,8 @@ class SnapshotMeta:
     captured_at: str = ""
     server_version: str = ""
     api_versions: list[str] = field(default_factory=list)
+    # Per-kind capture status as stored with the snapshot: {kind: {"status", "count", "message"}}.
+    kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class ClusterState:

@@ -40,6 +40,8 @@ SHARED_VIEWS = frozenset(
         "claim-detail",
         "class-detail",
         "device-list",
+        "snapshot-checklist",
+        "snapshot-capacity",
     }
 )
 SAFE_METHODS = frozenset({"GET", "HEAD"})

@@ -134,6 +134,7 @@ def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterSta
         captured_at=snapshot.captured_at.isoformat(),
         server_version=snapshot.server_version,
         api_versions=list(snapshot.api_versions),
+        kinds=dict(snapshot.kinds or {}),
     )
     with gc_paused():
         rows = snapshot_objects(snapshot, kinds=kinds)

@@ -1082,6 +1082,10 @@ def test_surrogate_pairs_are_characters_and_kept() -> None:
         ({"name": "p", "namespace": "a\nb"}, "Pod p: metadata.namespace has control characters"),
         ({"name": "p" * 254}, "metadata.name is 254 characters long, over the limit of 253"),
         ({"name": "p", "namespace": "n" * 254}, "metadata.namespace is 254 characters long"),
+        # the API server refuses these too: they would not be one segment of a page's URL
+        ({"name": "a/b"}, "metadata.name a/b is not a valid Kubernetes name"),
+        ({"name": "p", "namespace": "x%2f"}, "metadata.namespace x%2f is not a valid"),
+        ({"name": ".."}, "metadata.name .. is not a valid Kubernetes name"),
     ],
 )
 def test_names_the_database_cannot_store_are_refused(

@@ -25,6 +25,8 @@ SHARED_PAGES = [
     ("claim-detail", ("gpu-test2", "single-gpu")),
     ("class-detail", ("gpu.nvidia.com",)),
     ("device-list", ()),
+    ("snapshot-checklist", ()),
+    ("snapshot-capacity", ()),
 ]
 
 

@@ -1,0 +1,30 @@
+"""Links from an object reference ({"kind", "namespace", "name"}) to its page, where it has one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+
+register = template.Library()
+
+PAGES = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "DeviceClass": "class-detail"}
+
+
+@register.simple_tag
+def object_link(ref: Any, snapshot_id: int) -> str:
+    """``Kind namespace/name``, linked to the object's page in the snapshot when there is one."""
+    kind, namespace, name = ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")
+    label = format_html(
+        '<span class="muted">{} {}</span>{}',
+        kind,
+        f"{namespace}/" if namespace else "",
+        name,
+    )
+    page = PAGES.get(kind)
+    if page is None or not name:
+        return label
+    args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
+    return format_html('<a href="{}">{}</a>', reverse(page, args=args), label)

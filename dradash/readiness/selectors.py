@@ -1,0 +1,38 @@
+"""Reads for the cluster administrator: the acceptance checklist and the capacity outlook."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from dradash.dra import capacity, checklist
+from dradash.dra.state import ClusterState
+from dradash.explorer.selectors import snapshot_findings
+
+
+def snapshot_checklist(state: ClusterState) -> list[checklist.CheckItem]:
+    """The production acceptance checklist of the snapshot (computed once per snapshot)."""
+    return state.derived("checklist", lambda s: checklist.evaluate(s, snapshot_findings(s)))
+
+
+def checklist_tally(items: list[checklist.CheckItem]) -> dict[str, int]:
+    return {status: sum(1 for i in items if i.status == status) for status in checklist.STATUSES}
+
+
+def snapshot_capacity(state: ClusterState) -> dict[str, Any]:
+    """Per DeviceClass free against allocated and what the waiting requests could get; per Job
+    its demand against the matching devices; both computed once per snapshot."""
+    return state.derived(
+        "capacity-page",
+        lambda s: {
+            "classes": [(c, _free_set_sizes(c)) for c in capacity.class_capacity(s)],
+            "jobs": capacity.job_capacity(s),
+        },
+    )
+
+
+def _free_set_sizes(c: capacity.ClassCapacity) -> list[tuple[int, int]]:
+    """(free devices on a node, how many nodes have that many), most first: how the free
+    devices are spread, which decides which request sizes they can serve."""
+    sizes = Counter(n for n in c.free_by_node.values() if n > 0)
+    return sorted(sizes.items(), reverse=True)

@@ -1,0 +1,152 @@
+"""The capacity page and API of a snapshot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from dradash.snapshots.services import bundle_import
+
+pytestmark = pytest.mark.django_db
+
+
+def _slice(node: str, devices: int) -> dict:
+    """A dra-example-driver ResourceSlice (README's kubectl get resourceslice output)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpu.example.com-abcde"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": node,
+            "pool": {"generation": 1, "name": node, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"gpu-{i}",
+                    "attributes": {
+                        "driverVersion": {"version": "1.0.0"},
+                        "index": {"int": i},
+                        "model": {"string": "LATEST-GPU-MODEL"},
+                        "uuid": {"string": f"gpu-{node}-{i}"},
+                    },
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+                for i in range(devices)
+            ],
+        },
+    }
+
+
+def _spread_cluster() -> list[dict]:
+    """8 free GPUs, one per node, and a Pod waiting for a 2-GPU claim."""
+    objects: list[dict] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.example.com"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "two-gpus", "namespace": "train", "uid": "c1"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpus",
+                            "exactly": {"deviceClassName": "gpu.example.com", "count": 2},
+                        }
+                    ]
+                }
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "trainer", "namespace": "train", "uid": "p1"},
+            "spec": {
+                "containers": [{"name": "c", "resources": {"claims": [{"name": "gpus"}]}}],
+                "resourceClaims": [{"name": "gpus", "resourceClaimName": "two-gpus"}],
+            },
+            "status": {"phase": "Pending"},
+        },
+    ]
+    for i in range(8):
+        objects.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}"}})
+        objects.append(_slice(f"node-{i}", 1))
+    return objects
+
+
+def test_free_devices_spread_one_per_node_cannot_serve_a_two_device_claim(
+    client_logged_in, api_client
+) -> None:
+    data = json.dumps(_spread_cluster()).encode()
+    snapshot = bundle_import(files=[("spread.json", data)], cluster_name="spread")
+    html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
+    assert "<strong>8</strong> free" in html
+    assert "at most <strong>1</strong> free on one node" in html
+    assert "8 of 8 free devices are unusable for the waiting 2-device request" in html
+    claim = reverse("claim-detail", args=[snapshot.pk, "train", "two-gpus"])
+    assert f'href="{claim}"' in html
+    # the spread picture: one row, "1 free" on 8 nodes
+    assert "<svg" in html and "on 8 nodes" in html
+
+    body = api_client.get(f"/api/v1/snapshots/{snapshot.pk}/capacity").json()
+    (gpu,) = body["classes"]
+    assert (gpu["devices"], gpu["free"], gpu["allocated"], gpu["largest_free_set"]) == (8, 8, 0, 1)
+    assert gpu["waiting"] == [
+        {
+            "devices_per_request": 2,
+            "requests": 1,
+            "servable": 0,
+            "unusable_free_devices": 8,
+            "claims": ["train/two-gpus"],
+            "summary": gpu["waiting"][0]["summary"],
+        }
+    ]
+
+
+def test_the_same_gpus_on_one_node_serve_the_claim(api_client) -> None:
+    objects = [o for o in _spread_cluster() if o["kind"] not in ("ResourceSlice", "Node")]
+    objects += [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-0"}}]
+    objects.append(_slice("node-0", 8))
+    snapshot = bundle_import(
+        files=[("one.json", json.dumps(objects).encode())], cluster_name="one-node"
+    )
+    (gpu,) = api_client.get(f"/api/v1/snapshots/{snapshot.pk}/capacity").json()["classes"]
+    assert gpu["largest_free_set"] == 8
+    assert gpu["waiting"][0]["servable"] == 1
+    assert gpu["waiting"][0]["unusable_free_devices"] == 0
+
+
+def test_the_demo_job_needs_more_devices_than_match(client_logged_in, api_client, demo) -> None:
+    snapshot = demo[0]
+    jobs = api_client.get(f"/api/v1/snapshots/{snapshot.pk}/capacity").json()["jobs"]
+    render = next(j for j in jobs if j["job"] == "render/render-farm")
+    assert render["pods_wanted"] == 7
+    assert render["devices_per_pod"] == {"gpu.example.com": 2}
+    assert (render["demand"], render["pods_fit"], render["fits"]) == (14, 6, False)
+    html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
+    assert "6 of 7" in html
+    assert 'aria-current="page">Capacity</a>' in html
+
+
+def test_class_names_are_escaped_in_the_page_and_its_svg(client_logged_in) -> None:
+    xss = "<img src=x onerror=alert(1)>"  # a name may not hold "/" (the bundle refuses it)
+    objects = _spread_cluster()
+    objects[0]["metadata"]["name"] = xss
+    objects[1]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] = xss
+    snapshot = bundle_import(files=[("xss.json", json.dumps(objects).encode())], cluster_name="x")
+    response = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<img src=x" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_unknown_snapshot_is_404(client_logged_in, api_client) -> None:
+    assert client_logged_in.get(reverse("snapshot-capacity", args=[424242])).status_code == 404
+    assert api_client.get("/api/v1/snapshots/424242/capacity").status_code == 404
