@@ -67,6 +67,7 @@ def main() -> None:
         pending_claim = next(c for c in pending.claims if not c.allocated)
         device_class = sorted(state.classes)[0]
         expression = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+        attribute = "productName=NVIDIA H100 80GB HBM3"
         pk = snapshot.pk
         pages = [
             ("overview", f"/snapshots/{pk}/"),
@@ -88,15 +89,32 @@ def main() -> None:
                 "devices, allocated on one node",
                 f"/snapshots/{pk}/devices/?state=allocated&node={running.node_name}",
             ),
+            (
+                "devices, free of one class",
+                f"/snapshots/{pk}/devices/?"
+                + urlencode({"device_class": device_class, "state": "free"}),
+            ),
+            (
+                "devices, by attribute",
+                f"/snapshots/{pk}/devices/?" + urlencode({"attribute": attribute}),
+            ),
+            (
+                "devices, htmx: class and attribute, page 3",
+                f"/snapshots/{pk}/devices/?"
+                + urlencode({"device_class": device_class, "attribute": "type=gpu", "page": 3}),
+                {"HX-Request": "true"},
+            ),
+            ("devices API, one node", f"/api/v1/snapshots/{pk}/devices?node={running.node_name}"),
+            ("pools API", f"/api/v1/snapshots/{pk}/pools"),
             ("playground", "/playground/?" + urlencode({"snapshot": pk, "expression": expression})),
         ]
         print(f"{'page (snapshot loaded)':44} {'first':>8} {'again':>8} {'queries':>8}")
-        for name, url in pages:
+        for name, url, *headers in pages:
             timings = []
             for _ in range(2):
                 with CaptureQueriesContext(connection) as queries:
                     t0 = time.perf_counter()
-                    response = client.get(url)
+                    response = client.get(url, headers=headers[0] if headers else None)
                     timings.append(time.perf_counter() - t0)
                 assert response.status_code == 200, (url, response.status_code)
             print(

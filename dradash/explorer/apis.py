@@ -6,18 +6,18 @@ from typing import Any
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.api import BaseApi
-from dradash.dra import allocator
+from dradash.dra import allocator, inventory
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import Diagnosis
 from dradash.dra.findings import Finding
 from dradash.dra.state import ClusterState
-from dradash.explorer.forms import DeviceFilterForm
+from dradash.explorer.forms import DEVICE_STATES, DeviceFilterForm
 from dradash.explorer.selectors import (
     claim_diagnosis,
     claim_explanation,
@@ -160,6 +160,14 @@ DeviceSerializer = inline_serializer(
         "node": serializers.CharField(allow_null=True),
         "allocated_to": serializers.CharField(allow_null=True),
         "taints": serializers.ListField(child=serializers.DictField()),
+        "status": serializers.ChoiceField(choices=list(inventory.STATUSES)),
+        "classes": serializers.ListField(child=serializers.CharField()),
+        "claims": serializers.ListField(child=serializers.CharField()),
+        "pods": serializers.ListField(child=serializers.CharField()),
+        "attributes": serializers.DictField(child=serializers.DictField()),
+        "capacity": serializers.DictField(child=serializers.DictField()),
+        "consumes_counters": serializers.ListField(child=serializers.DictField()),
+        "consumed_capacity": serializers.DictField(child=serializers.CharField()),
     },
     many=True,
 )
@@ -174,16 +182,65 @@ PoolSerializer = inline_serializer(
         "complete": serializers.BooleanField(),
         "devices": serializers.IntegerField(),
         "allocated": serializers.IntegerField(),
+        "valid": serializers.BooleanField(),
+        "usable": serializers.BooleanField(),
+        "problem": serializers.ChoiceField(choices=["incomplete", "invalid"], allow_null=True),
+        "free": serializers.IntegerField(),
+        "tainted": serializers.IntegerField(),
+        "unusable": serializers.IntegerField(),
+        "nodes": serializers.ListField(child=serializers.CharField()),
+        "stale_slices": inline_serializer(
+            "StaleSlice",
+            {
+                "name": serializers.CharField(),
+                "generation": serializers.IntegerField(),
+                "devices": serializers.IntegerField(),
+            },
+            many=True,
+        ),
+        "duplicate_devices": serializers.ListField(child=serializers.CharField()),
+        "counter_sets": inline_serializer(
+            "CounterSet",
+            {
+                "name": serializers.CharField(),
+                "counters": inline_serializer(
+                    "Counter",
+                    {
+                        "name": serializers.CharField(),
+                        "total": serializers.CharField(),
+                        "consumed": serializers.CharField(),
+                    },
+                    many=True,
+                ),
+            },
+            many=True,
+        ),
     },
     many=True,
 )
 
 
 class DeviceListApi(BaseApi):
-    """Devices of the pools the allocator would use; ?driver= &pool= &node= &state= &q= filter
-    as on the devices page."""
+    """Devices of the pools the allocator would use; ?driver= &pool= &device_class= &node=
+    &state= (free, allocated, tainted, unusable) &attribute= (name or name=value) &q= filter as
+    on the devices page."""
 
-    @extend_schema(responses=DeviceSerializer)
+    @extend_schema(
+        responses=DeviceSerializer,
+        parameters=[
+            OpenApiParameter("q", str, description="part of the device's or a claim's name"),
+            OpenApiParameter("driver", str),
+            OpenApiParameter("pool", str),
+            OpenApiParameter("device_class", str, description="devices the class admits"),
+            OpenApiParameter("node", str),
+            OpenApiParameter("state", str, enum=[value for value, _ in DEVICE_STATES if value]),
+            OpenApiParameter(
+                "attribute",
+                str,
+                description="name or name=value; a name without domain is the driver's",
+            ),
+        ],
+    )
     def get(self, request: Request, snapshot_id: int) -> Response:
         state = _state(snapshot_id)
         form = DeviceFilterForm(request.query_params)

@@ -1,12 +1,13 @@
-"""Lists of claims and Pods over one snapshot's ClusterState, filtered."""
+"""Lists of claims, Pods and devices over one snapshot's ClusterState, filtered."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from dradash.dra import diagnosis, findings, matching
+from dradash.dra import diagnosis, findings, inventory, matching
 from dradash.dra.objects import Device, DeviceClass, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
 
@@ -66,11 +67,14 @@ def claim_rows(state: ClusterState, filters: dict[str, Any]) -> list[ClaimRow]:
     return rows
 
 
-@dataclass
+@dataclass(slots=True)
 class DeviceRow:
     device: Device
     node: str
-    holders: list[tuple[str, str]]  # (namespace, name) of each claim holding it
+    holders: Sequence[tuple[str, str]]  # (namespace, name) of each claim holding it
+    status: str = "free"  # inventory status: allocated · unusable · tainted · free
+    tainted: bool = False  # has a NoSchedule/NoExecute taint (allocated or not)
+    classes: list[str] = field(default_factory=list)  # DeviceClasses whose selectors admit it
 
     @property
     def allocated_to(self) -> list[str]:
@@ -80,8 +84,28 @@ class DeviceRow:
     def taints(self) -> list[dict[str, Any]]:
         return self.device.taints
 
+    @property
+    def pods(self) -> list[tuple[str, str]]:
+        return inventory.device_pods(self.device)
+
+    @property
+    def attributes(self) -> list[tuple[str, str]]:
+        return inventory.device_attributes(self.device)
+
+    @property
+    def capacity(self) -> list[tuple[str, str, str]]:
+        return inventory.device_capacity(self.device)
+
+    @property
+    def counters(self) -> list[tuple[str, str, str]]:
+        return inventory.consumed_counters(self.device)
+
+    @property
+    def key_attributes(self) -> list[tuple[str, Any]]:
+        return matching.key_attributes(self.device, limit=3)
+
     def as_dict(self) -> dict[str, Any]:
-        """The API's row (DESIGN "REST API": GET snapshots/{id}/devices)."""
+        """The API's row (DESIGN "REST API": GET snapshots/{id}/devices, plus fields since)."""
         return {
             "driver": self.device.driver,
             "pool": self.device.pool_name,
@@ -89,67 +113,211 @@ class DeviceRow:
             "node": self.node or None,
             "allocated_to": self.allocated_to[0] if self.allocated_to else None,
             "taints": self.taints,
+            "status": self.status,
+            "classes": self.classes,
+            "claims": self.allocated_to,
+            "pods": [f"{namespace}/{name}" for namespace, name in self.pods],
+            "attributes": self.device.attributes,
+            "capacity": self.device.capacity,
+            "consumes_counters": self.device.consumes_counters,
+            "consumed_capacity": inventory.consumed_capacity(self.device),
         }
 
 
 def _all_device_rows(state: ClusterState) -> list[DeviceRow]:
-    return [
-        DeviceRow(
-            device=d,
-            node=d.node_name,
-            holders=[(a.claim.namespace, a.claim.name) for a in d.allocations],
+    """One row per device, ordered driver → pool → node → name (the page groups them so)."""
+    inv = inventory.inventory(state)
+    statuses, tainted, classes = inv.statuses, inv.tainted, inv.device_classes
+    rows = []
+    for d in state.devices.values():
+        key = id(d)
+        holders = (
+            [(a.claim.namespace, a.claim.name) for a in d.allocations] if d.allocations else ()
         )
-        for d in sorted(state.devices.values(), key=lambda d: d.key)
-    ]
+        rows.append(
+            DeviceRow(d, d.node_name, holders, statuses[key], key in tainted, classes.get(key, []))
+        )
+    rows.sort(
+        key=lambda r: (r.device.slice.driver, r.device.slice.pool_name, r.node, r.device.name)
+    )
+    return rows
 
 
 def device_rows(state: ClusterState, filters: dict[str, Any]) -> list[DeviceRow]:
-    """Devices of the pools the allocator would use, filtered (rows built once per snapshot)."""
+    """Devices of the pools the allocator would use, filtered (rows built once per snapshot).
+
+    ``state``: ``tainted`` is every device with a NoSchedule/NoExecute taint; ``free``,
+    ``allocated`` and ``unusable`` are inventory statuses (dradash.dra.inventory).
+    ``device_class``: devices the class's selectors admit (none for a class that does not exist).
+    ``attribute``: ``name`` or ``name=value`` (inventory.AttributeFilter; raises
+    AttributeFilterError when it is not one).
+    """
     rows = state.derived("device-rows", _all_device_rows)
-    q = (filters.get("q") or "").lower()
-    states = {
-        "free": lambda r: not r.device.allocated,
-        "allocated": lambda r: r.device.allocated,
-        "tainted": lambda r: bool(r.device.taints),
-    }
-    checks = [
-        (filters.get("driver"), lambda r, v: r.device.driver == v),
-        (filters.get("pool"), lambda r, v: r.device.pool_name == v),
-        (filters.get("node"), lambda r, v: r.node == v),
-        (filters.get("state"), lambda r, v: states[v](r)),
-        (q, lambda r, v: v in r.device.name.lower() or any(v in c for c in r.allocated_to)),
-    ]
-    for value, check in checks:
-        if value:
-            rows = [r for r in rows if check(r, value)]
+    if node := filters.get("node"):
+        rows = [r for r in rows if r.node == node]
+    if driver := filters.get("driver"):
+        rows = [r for r in rows if r.device.slice.driver == driver]
+    if pool := filters.get("pool"):
+        rows = [r for r in rows if r.device.slice.pool_name == pool]
+    if device_class := filters.get("device_class"):
+        members = inventory.inventory(state).members.get(device_class, set())
+        rows = [r for r in rows if id(r.device) in members]
+    if (status := filters.get("state")) == "tainted":
+        rows = [r for r in rows if r.tainted]
+    elif status:
+        rows = [r for r in rows if r.status == status]
+    if attribute := filters.get("attribute"):
+        wanted = inventory.attribute_matches(state, inventory.AttributeFilter.parse(attribute))
+        rows = [r for r in rows if id(r.device) in wanted]
+    if q := (filters.get("q") or "").lower():
+        rows = [
+            r for r in rows if q in r.device.name.lower() or any(q in c for c in r.allocated_to)
+        ]
     return rows
+
+
+@dataclass
+class DeviceEntry:
+    """A device row of one page, with the group headers that start before it."""
+
+    row: DeviceRow
+    driver: str | None = None  # a new driver starts here
+    pool: inventory.PoolInfo | None = None  # a new pool starts here
+    node: str | None = None  # a new node starts here ("" for devices that are not node-local)
+    node_tally: inventory.Tally | None = None
+
+
+def device_entries(state: ClusterState, rows: Iterable[DeviceRow]) -> list[DeviceEntry]:
+    """Rows of one page grouped driver → pool → node: each entry says which groups start."""
+    inv = inventory.inventory(state)
+    out = []
+    last: tuple[str, str, str] | None = None
+    for row in rows:
+        driver, pool, node = row.device.driver, row.device.pool_name, row.node
+        entry = DeviceEntry(row)
+        if last is None or last[0] != driver:
+            entry.driver = driver
+        if entry.driver is not None or last is None or last[1] != pool:
+            entry.pool = inv.pools.get((driver, pool))
+        if entry.pool is not None or last is None or last[2] != node:
+            entry.node = node
+            entry.node_tally = inv.by_node.get(node)
+        last = (driver, pool, node)
+        out.append(entry)
+    return out
 
 
 def device_filter_options(state: ClusterState) -> dict[str, list[str]]:
     return state.derived(
         "device-filter-options",
         lambda s: {
-            "drivers": sorted({d.driver for d in s.devices.values()}),
-            "pools": sorted({d.pool_name for d in s.devices.values()}),
+            "drivers": list(inventory.inventory(s).by_driver),
+            "classes": sorted(s.classes),
+            "attributes": inventory.attribute_names(s),
         },
     )
 
 
-def pool_rows(state: ClusterState) -> list[dict[str, Any]]:
-    """Pools as the allocator gathers them (DESIGN "REST API": GET snapshots/{id}/pools)."""
-    return [
-        {
-            "driver": pool.driver,
-            "pool": pool.name,
-            "generation": pool.generation,
-            "slices": len(pool.slices),
-            "resource_slice_count": pool.resource_slice_count,
-            "complete": pool.complete,
-            "devices": len(pool.devices),
-            "allocated": sum(1 for d in pool.devices if d.allocated),
+def device_inventory(state: ClusterState) -> inventory.Inventory:
+    """Per class, node, driver and pool: devices free, allocated, tainted, in unusable pools."""
+    return inventory.inventory(state)
+
+
+NODES_SHOWN = 10  # the busiest and the most free nodes each; the node filter finds the others
+
+
+def node_utilisation(state: ClusterState) -> dict[str, Any]:
+    """Nodes for the utilisation chart: all of them when few, else the NODES_SHOWN busiest
+    (largest share allocated) and the NODES_SHOWN with the most free devices."""
+    return state.derived("node-utilisation", _node_utilisation)
+
+
+def _node_utilisation(state: ClusterState) -> dict[str, Any]:
+    inv = inventory.inventory(state)
+    nodes = sorted((name, t) for name, t in inv.by_node.items() if name)
+    shared = inv.by_node.get("")
+    if len(nodes) <= 2 * NODES_SHOWN:
+        return {
+            "nodes": len(nodes),
+            "all": nodes,
+            "busiest": [],
+            "most_free": [],
+            "hidden": 0,
+            "shared": shared,
         }
-        for _, pool in sorted(state.pools.items())
-    ]
+    busiest = sorted(nodes, key=lambda nt: (-nt[1].used, -nt[1].allocated, nt[0]))[:NODES_SHOWN]
+    shown = {name for name, _ in busiest}
+    most_free = [
+        nt
+        for nt in sorted(nodes, key=lambda nt: (-nt[1].free, nt[1].used, nt[0]))
+        if nt[0] not in shown
+    ][:NODES_SHOWN]
+    return {
+        "nodes": len(nodes),
+        "all": [],
+        "busiest": busiest,
+        "most_free": most_free,
+        "hidden": len(nodes) - len(busiest) - len(most_free),
+        "shared": shared,
+    }
+
+
+POOLS_SHOWN = 200  # on the page; the API lists them all
+
+
+def pool_table(state: ClusterState) -> list[inventory.PoolInfo]:
+    """Pools for the page: those that need attention (skipped by the allocator, incomplete,
+    with stale slices or duplicate device names) first, then by driver and name."""
+    return state.derived(
+        "pool-table",
+        lambda s: sorted(
+            inventory.inventory(s).pools.values(), key=lambda p: (not p.attention, p.pool.key)
+        ),
+    )
+
+
+def pool_rows(state: ClusterState) -> list[dict[str, Any]]:
+    """Pools as the allocator gathers them (DESIGN "REST API": GET snapshots/{id}/pools, plus
+    fields since), computed once per parsed snapshot."""
+    return state.derived(
+        "pool-rows", lambda s: [_pool_dict(info) for info in inventory.inventory(s).pools.values()]
+    )
+
+
+def _pool_dict(info: inventory.PoolInfo) -> dict[str, Any]:
+    pool, tally = info.pool, info.tally
+    return {
+        "driver": pool.driver,
+        "pool": pool.name,
+        "generation": pool.generation,
+        "slices": len(pool.slices),
+        "resource_slice_count": pool.resource_slice_count,
+        "complete": pool.complete,
+        "devices": tally.total,
+        "allocated": tally.allocated,
+        "valid": pool.valid,
+        "usable": info.usable,
+        "problem": info.problem or None,
+        "free": tally.free,
+        "tainted": tally.tainted_any,
+        "unusable": tally.unusable,
+        "nodes": pool.node_names,
+        "stale_slices": [
+            {"name": name, "generation": generation, "devices": devices}
+            for name, generation, devices in info.stale
+        ],
+        "duplicate_devices": info.duplicates,
+        "counter_sets": [
+            {
+                "name": counter_set.name,
+                "counters": [
+                    {"name": c.name, "total": c.total, "consumed": c.consumed}
+                    for c in counter_set.counters
+                ],
+            }
+            for counter_set in info.counter_sets
+        ],
+    }
 
 
 def claim_filter_options(state: ClusterState) -> dict[str, list[str]]:

@@ -29,13 +29,16 @@ from dradash.explorer.selectors import (
     claim_filter_options,
     claim_rows,
     class_info,
+    device_entries,
     device_filter_options,
+    device_inventory,
     device_rows,
+    node_utilisation,
     object_findings,
     pod_diagnosis,
     pod_filter_options,
     pod_rows,
-    pool_rows,
+    pool_table,
 )
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.snapshots.models import Snapshot
@@ -181,16 +184,29 @@ def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpR
 @require_GET
 @vary_on_headers("HX-Request")
 def device_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
-    return _filtered_list(
+    """The inventory: counts per class, node, driver and pool, then the devices grouped by
+    driver, pool and node (only the device rows for htmx)."""
+    snapshot = _get_snapshot(snapshot_id)
+    form = DeviceFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
+    state = snapshot_state(snapshot)
+    found = device_rows(state, form.cleaned_data)
+    page = Paginator(found, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
+    return render(
         request,
-        snapshot_id,
-        DeviceFilterForm,
-        "explorer/devices.html",
-        device_rows,
-        lambda state: {
+        template_for(request, "explorer/devices.html", "results"),
+        {
+            "snapshot": snapshot,
+            "form": form,
+            "filters": form.cleaned_data,
+            "page": page,
+            "entries": device_entries(state, page.object_list),
+            "total": len(state.devices),
             "options": device_filter_options(state),
             "states": DEVICE_STATES,
-            "pools": pool_rows(state),
-            "total": len(state.devices),
+            "inv": device_inventory(state),
+            "nodes": node_utilisation(state),
+            "pools": pool_table(state),
         },
     )

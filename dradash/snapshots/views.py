@@ -11,6 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from dradash.explorer.selectors import snapshot_findings, snapshot_summary
 from dradash.htmx import HtmxHttpRequest, template_for
+from dradash.readiness.selectors import checklist_tally, snapshot_checklist
 from dradash.snapshots.forms import UploadForm
 from dradash.snapshots.models import SnapshotRun
 from dradash.snapshots.selectors import (
@@ -44,6 +45,7 @@ def snapshot_detail(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
             "snapshot": snapshot,
             "summary": snapshot_summary(state),
             "findings": snapshot_findings(state),
+            "checklist": checklist_tally(snapshot_checklist(state)),
         },
     )
 

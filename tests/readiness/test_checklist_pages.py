@@ -115,3 +115,13 @@ def test_cluster_strings_on_the_checklist_are_escaped(client_logged_in) -> None:
 def test_unknown_snapshot_is_404(client_logged_in, api_client) -> None:
     assert client_logged_in.get(reverse("snapshot-checklist", args=[424242])).status_code == 404
     assert api_client.get("/api/v1/snapshots/424242/checklist").status_code == 404
+
+
+def test_the_overview_counts_the_checklist_and_links_checklist_and_capacity(
+    client_logged_in, demo
+) -> None:
+    snapshot = demo[0]
+    html = client_logged_in.get(reverse("snapshot-detail", args=[snapshot.pk])).content.decode()
+    assert "checklist items pass, 5 fail" in html
+    assert f'href="{reverse("snapshot-checklist", args=[snapshot.pk])}"' in html
+    assert f'href="{reverse("snapshot-capacity", args=[snapshot.pk])}"' in html

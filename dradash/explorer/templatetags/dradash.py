@@ -201,3 +201,39 @@ def query(params: dict[str, Any], **changes: Any) -> str:
         if value not in (None, ""):
             q[key] = str(value)
     return q.urlencode()
+
+
+@register.filter
+def tally_bar(tally: Any, width: int = 160) -> str:
+    """An inventory Tally as an SVG bar: allocated, unusable, tainted and free devices."""
+    from dradash.explorer.charts import tally_bar as bar
+
+    return bar(tally, int(width))
+
+
+@register.filter
+def fraction_bar(counter: Any) -> str:
+    """A shared counter (inventory.SharedCounter) as an SVG bar of how much is consumed."""
+    from dradash.explorer.charts import fraction_bar as bar
+
+    title = f"{counter.name}: {counter.consumed} of {counter.total} consumed"
+    return bar(counter.fraction, title=title)
+
+
+@register.simple_tag
+def node_chart(nodes: Any, snapshot_id: int, title: str) -> str:
+    """Bars of (node, Tally), each linking to the devices list filtered by that node."""
+    from django.urls import reverse
+
+    from dradash.explorer.charts import node_chart as chart
+
+    return chart(nodes, reverse("device-list", args=[snapshot_id]), title=title)
+
+
+DEVICE_BADGES = {"allocated": "info", "free": "ok", "tainted": "warn", "unusable": "bad"}
+
+
+@register.filter
+def device_badge(status: Any) -> str:
+    """CSS modifier for an inventory status (dradash.dra.inventory)."""
+    return DEVICE_BADGES.get(str(status), "muted")
