@@ -5,8 +5,8 @@
 Imports the profile's cluster into the configured database, then prints: loading the snapshot
 into a fresh process's cache, diagnosing every Pod and claim, computing findings, and the server
 time and number of SQL queries of each main page (overview, lists, a Pod's and a claim's chain,
-a class, the device inventory, the playground) once the snapshot is loaded. A benchmark, not a
-test: it asserts nothing.
+a class, the device inventory, capacity, the checklist, the playground) once the snapshot is
+loaded. A benchmark, not a test: it asserts nothing.
 """
 
 from __future__ import annotations
@@ -106,6 +106,9 @@ def main() -> None:
             ),
             ("devices API, one node", f"/api/v1/snapshots/{pk}/devices?node={running.node_name}"),
             ("pools API", f"/api/v1/snapshots/{pk}/pools"),
+            ("capacity", f"/snapshots/{pk}/capacity/"),
+            ("checklist", f"/snapshots/{pk}/checklist/"),
+            ("capacity API", f"/api/v1/snapshots/{pk}/capacity"),
             ("playground", "/playground/?" + urlencode({"snapshot": pk, "expression": expression})),
         ]
         print(f"{'page (snapshot loaded)':44} {'first':>8} {'again':>8} {'queries':>8}")

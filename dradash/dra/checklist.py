@@ -387,13 +387,19 @@ def _claims_name_classes(snap: _Snapshot) -> CheckItem:
             return _unknown(code, title, "which classes the claims ask for", missing)
         state = snap.state
         pending = sum(1 for c in state.claims.values() if not c.allocated and not c.deleting)
+        asking = len(state.templates) + pending
+        summary = (
+            f"Every DeviceClass asked for by the {_plural(len(state.templates), 'template')} and "
+            f"{_plural(pending, 'unallocated claim')} exists (allocated claims no longer need "
+            "theirs)."
+            if asking
+            else "No template or unallocated claim asks for a DeviceClass."
+        )
         return _item(
             code,
             title,
             "pass",
-            f"Every DeviceClass asked for by the {_plural(len(state.templates), 'template')} and "
-            f"{_plural(pending, 'unallocated claim')} exists (allocated claims no longer need "
-            "theirs).",
+            summary,
             (),
             "kubectl get deviceclasses",
         )
@@ -588,7 +594,9 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
             title,
             "pass",
             f"None of the {_plural(len(state.claims), 'ResourceClaim')} is orphaned, stuck in "
-            "deletion, or held for Pods that are gone or finished.",
+            "deletion, or held for Pods that are gone or finished."
+            if state.claims
+            else "There are no ResourceClaims to leak.",
             (),
             "kubectl get resourceclaims -A",
         )

@@ -26,9 +26,14 @@ def snapshot_capacity(state: ClusterState) -> dict[str, Any]:
         "capacity-page",
         lambda s: {
             "classes": [(c, _free_set_sizes(c)) for c in capacity.class_capacity(s)],
-            "jobs": capacity.job_capacity(s),
+            "jobs": sorted(capacity.job_capacity(s), key=_job_order),
         },
     )
+
+
+def _job_order(j: capacity.JobCapacity) -> int:
+    """Jobs that do not fit first, then those that cannot be judged, then those that fit."""
+    return {False: 0, None: 1, True: 2}[j.fits]
 
 
 def _free_set_sizes(c: capacity.ClassCapacity) -> list[tuple[int, int]]:

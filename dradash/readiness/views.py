@@ -10,6 +10,8 @@ from dradash.htmx import HtmxHttpRequest
 from dradash.readiness.selectors import checklist_tally, snapshot_capacity, snapshot_checklist
 from dradash.snapshots.selectors import snapshot_list, snapshot_state
 
+JOBS_SHOWN = 50  # the API has them all
+
 
 @require_GET
 def snapshot_checklist_page(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
@@ -25,8 +27,16 @@ def snapshot_checklist_page(request: HtmxHttpRequest, snapshot_id: int) -> HttpR
 @require_GET
 def snapshot_capacity_page(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
+    found = snapshot_capacity(snapshot_state(snapshot))
+    jobs = found["jobs"]
     return render(
         request,
         "readiness/capacity.html",
-        {"snapshot": snapshot, **snapshot_capacity(snapshot_state(snapshot))},
+        {
+            "snapshot": snapshot,
+            "classes": found["classes"],
+            "jobs": jobs[:JOBS_SHOWN],
+            "jobs_total": len(jobs),
+            "jobs_short": sum(1 for j in jobs if j.fits is False),
+        },
     )

@@ -73,6 +73,18 @@ def test_screenshots(page: Page, contexts: Any, site: Site, out: Path) -> None:
     expect(page.locator("#results")).to_contain_text(re.compile(r"errors?"))
     shoot(page, out / "playground.png")
 
+    page.goto(site.snap("devices/"))
+    expect(page.locator("main")).to_contain_text("Pools")
+    shoot(page, out / "devices.png")
+
+    page.goto(site.snap("capacity/"))
+    page.locator(".capacity-class details summary").first.click()
+    shoot(page, out / "capacity.png")
+
+    page.goto(site.snap("checklist/"))
+    expect(page.locator(".checklist")).to_contain_text("fail")
+    shoot(page, out / "checklist.png")
+
     # The Pod's page as someone without an account sees it through a share link.
     page.goto(site.snap("pods/llm-eval/eval-h200/"))
     page.get_by_text("Share this view").click()

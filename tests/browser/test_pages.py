@@ -28,6 +28,9 @@ def test_main_pages_have_no_console_errors_or_csp_violations(
         "pod page": (site.snap("pods/llm-eval/eval-h200/"), "no-matching-devices"),
         "claim page": (site.snap("claims/llm-eval/h200-eval/"), "no-matching-devices"),
         "class page": (site.snap("classes/gpu.nvidia.com/"), "gpu.nvidia.com"),
+        "devices": (site.snap("devices/"), "Pools"),
+        "capacity": (site.snap("capacity/"), "Capacity by device class"),
+        "checklist": (site.snap("checklist/"), "Production acceptance checklist"),
         "playground": (
             f"/playground/?snapshot={site.snapshot_id}&expression={quote(SELECTOR)}",
             "Matching devices",
@@ -45,6 +48,10 @@ def test_main_pages_have_no_console_errors_or_csp_violations(
     page.goto(site.snap("claims/"))
     page.get_by_label("State").select_option("pending")
     expect(page).to_have_url(re.compile(r"state=pending"))
+    page.goto(site.snap("devices/"))
+    page.get_by_label("State").select_option("allocated")
+    expect(page).to_have_url(re.compile(r"state=allocated"))
+    expect(page.locator("#results")).to_contain_text("allocated")
     page.goto("/playground/")
     page.get_by_label("CEL selector expression").fill("device.driver == ")
     page.get_by_label("CEL selector expression").press("End")
