@@ -480,3 +480,51 @@ def test_device_pods_are_those_the_claim_is_reserved_for() -> None:
     )
     held = state.devices[("gpu.example.com", "node-1", "gpu-0")]
     assert device_pods(held) == [("default", "trainer-0")]
+
+
+# --- the inventory agrees with the allocator ------------------------------------------------------
+
+
+def test_device_states_are_the_allocator_funnel_steps_devices_stop_at() -> None:
+    """Each device's inventory state is where the allocator's funnel would drop it for a plain
+    one-device request of the class: unusable at "pools", allocated at "free", tainted at
+    "taints", free passing every step; stale slices hold no device the allocator looks at."""
+    from dradash.dra.allocator import explain
+    from dradash.dra.objects import ResourceClaim
+
+    noschedule = [{"key": "gpu.example.com/xid", "effect": "NoSchedule"}]
+    state = build(
+        node("worker"),
+        EXAMPLE_CLASS,
+        resource_slice(
+            "worker-gen2",
+            pool="worker",
+            node_name="worker",
+            generation=2,
+            devices=[
+                example_gpu(0),
+                example_gpu(1, taints=noschedule),
+                example_gpu(2),
+                example_gpu(3, taints=[{"key": "example.com/info", "effect": "None"}]),
+            ],
+        ),
+        resource_slice("worker-gen1", pool="worker", node_name="worker", devices=[example_gpu(9)]),
+        resource_slice(
+            "worker-b-1-of-2",
+            pool="worker-b",
+            node_name="worker",
+            count=2,
+            devices=[example_gpu(0), example_gpu(1)],
+        ),
+        claim("held", results=[result("gpu", "gpu-0", pool="worker")]),
+        claim("waiting"),
+        version="v1.36.1",
+    )
+    explanation = explain(state, [ResourceClaim(state.claims[("default", "waiting")].raw)])
+    assert explanation.allocatable is True
+    step = {f"{d.pool}/{d.device}": d.failed_step for r in explanation.requests for d in r.devices}
+    expected_step = {"unusable": "pools", "allocated": "free", "tainted": "taints", "free": None}
+    inv = statuses(state)
+    assert set(step) == set(inv)  # the stale slice's gpu-9 is in neither
+    assert {key: expected_step[s] for key, s in inv.items()} == step
+    assert sorted(inv.values()) == ["allocated", "free", "free", "tainted", "unusable", "unusable"]
