@@ -7,8 +7,9 @@ A child process generates the profile's cluster (``benchmarks.synthetic``) and s
 capture itself holds. This process then:
 
 1. captures the cluster as a capture run does (``dradash.clusters.services``: discovery, paginated
-   lists, filtering, redaction, one transaction into the database) and prints its time, the peak
-   memory of this process and the bytes the database grew by;
+   lists, filtering, redaction, the objects' blobs stored by a second thread while later lists
+   download, then the snapshot in one transaction) and prints its time, the peak memory of this
+   process and the bytes the database grew by;
 2. captures the unchanged cluster again and prints the bytes that second capture added;
 3. downloads every list a capture reads with the ``kubernetes`` client alone, twice: raw JSON
    parsed and dropped (the floor any capture is compared with), and through the client's typed

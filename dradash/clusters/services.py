@@ -4,7 +4,8 @@ A capture is a ``SnapshotRun`` of kind ``capture``, created by ``capture_run_cre
 web, the admin, ``manage.py capture`` or the schedule in ``capture_due``) and carried out by
 ``capture_run_execute`` in a Celery worker. A cluster has at most one active capture run, and a
 snapshot appears only once a capture is whole: it is stored in one transaction together with
-the run's success. ``capture_runs_reap`` fails runs whose worker was lost and retries them.
+the run's success (its objects' blobs are stored ahead, while the lists download, but belong to
+no snapshot until then). ``capture_runs_reap`` fails runs whose worker was lost and retries them.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from dradash.clusters.models import Cluster, cluster_name_validator
+from dradash.dra.gc import gc_paused
 from dradash.snapshots import members
 from dradash.snapshots.models import Snapshot, SnapshotRun
-from dradash.snapshots.services import blobs_prune, snapshot_store
+from dradash.snapshots.services import BlobStager, blobs_prune, snapshot_store
 
 if TYPE_CHECKING:
     from dradash.kube.capture import ConnectionReport
@@ -255,7 +257,7 @@ def capture_run_execute(run_id: int) -> SnapshotRun | None:
     """
     from kubernetes.config.config_exception import ConfigException
 
-    from dradash.kube.capture import CaptureError, capture
+    from dradash.kube.capture import CaptureError
     from dradash.kube.client import KubeError
 
     expected = (KubeError, CaptureError, ConfigException, ClusterConfigError, CaptureNotPossible)
@@ -267,29 +269,16 @@ def capture_run_execute(run_id: int) -> SnapshotRun | None:
         return None
     run = SnapshotRun.objects.get(id=run_id)
     cluster = Cluster.objects.filter(name=run.cluster_name).first()
+    stager = BlobStager()  # stores the objects' blobs while later lists download
+    stored: Snapshot | None = None
     try:
         if cluster is None:
             raise CaptureNotPossible(f"cluster {run.cluster_name} no longer exists")
         if not cluster.capturable:
             raise CaptureNotPossible(f"capture of cluster {cluster.name} is disabled")
-        with cluster_kube(cluster) as kube:
-            result = capture(kube, page_size=settings.DRADASH_CAPTURE_PAGE_SIZE)
-        with transaction.atomic():
-            locked = SnapshotRun.objects.select_for_update().get(id=run_id)
-            if locked.status != SnapshotRun.Status.RUNNING:
-                # Reaped while we worked (and perhaps retried): the retry owns the cluster.
-                logger.warning("capture run %s was %s meanwhile; dropped", run_id, locked.status)
-                return locked
-            snapshot = snapshot_store(
-                cluster=cluster,
-                objects=result.objects,
-                source=Snapshot.Source.CAPTURE,
-                captured_at=result.captured_at,
-                server_version=result.server_version,
-                api_versions=result.api_versions,
-                kind_status=result.kind_status,
-            )
-            _run_finish(locked, snapshot=snapshot)
+        # Until the captured objects are freed again: collecting earlier would scan them all.
+        with gc_paused():
+            locked, stored = _capture_store(run_id, cluster, stager)
     except SoftTimeLimitExceeded:
         return _run_fail(
             run_id,
@@ -301,11 +290,53 @@ def capture_run_execute(run_id: int) -> SnapshotRun | None:
     except Exception as exc:
         logger.exception("capture run %s failed", run_id)
         return _run_fail(run_id, error_message(exc))
+    finally:
+        try:  # the staged blobs no snapshot holds: all of them unless the capture was stored
+            stager.discard(kept=stored)
+        except Exception:  # housekeeping: blobs_prune() removes them later
+            logger.exception("capture run %s: pruning the blobs it staged failed", run_id)
+    if stored is None:  # reaped meanwhile
+        return locked
     try:
         snapshots_retain(cluster)
     except Exception:  # retention is housekeeping: the next capture tries again
         logger.exception("retention for cluster %s failed", cluster.name)
     return locked
+
+
+def _capture_store(
+    run_id: int, cluster: Cluster, stager: BlobStager
+) -> tuple[SnapshotRun, Snapshot | None]:
+    """Capture the cluster, store the snapshot and end the run in one transaction.
+
+    Returns the run and the snapshot, or no snapshot when the run was reaped meanwhile.
+    """
+    from dradash.kube.capture import capture
+
+    with stager:
+        with cluster_kube(cluster) as kube:
+            result = capture(
+                kube, page_size=settings.DRADASH_CAPTURE_PAGE_SIZE, on_objects=stager.add
+            )
+        staged = stager.finish()
+    with transaction.atomic():
+        locked = SnapshotRun.objects.select_for_update().get(id=run_id)
+        if locked.status != SnapshotRun.Status.RUNNING:
+            # Reaped while we worked (and perhaps retried): the retry owns the cluster.
+            logger.warning("capture run %s was %s meanwhile; dropped", run_id, locked.status)
+            return locked, None
+        snapshot = snapshot_store(
+            cluster=cluster,
+            objects=result.objects,
+            source=Snapshot.Source.CAPTURE,
+            captured_at=result.captured_at,
+            server_version=result.server_version,
+            api_versions=result.api_versions,
+            kind_status=result.kind_status,
+            staged=staged,
+        )
+        _run_finish(locked, snapshot=snapshot)
+    return locked, snapshot
 
 
 def _run_finish(run: SnapshotRun, *, snapshot: Snapshot) -> None:
@@ -336,9 +367,10 @@ def capture_runs_reap(*, now: datetime | None = None) -> ReapResult:
 
     A run is lost when it has been running longer than the task time limit (the worker was
     killed, or the limit would have stopped it) or queued longer than
-    DRADASH_CAPTURE_QUEUED_TIMEOUT (the message was lost). Nothing of a lost run was stored,
-    because a snapshot is stored only in the transaction that ends the run. A run is retried
-    up to DRADASH_CAPTURE_MAX_ATTEMPTS times in all; after that the schedule tries again.
+    DRADASH_CAPTURE_QUEUED_TIMEOUT (the message was lost). No snapshot of a lost run was stored,
+    because a snapshot is stored only in the transaction that ends the run; the blobs it had
+    staged meanwhile (see BlobStager) are pruned. A run is retried up to
+    DRADASH_CAPTURE_MAX_ATTEMPTS times in all; after that the schedule tries again.
     """
     now = now or timezone.now()
     time_limit = settings.CELERY_TASK_TIME_LIMIT
@@ -365,6 +397,8 @@ def capture_runs_reap(*, now: datetime | None = None) -> ReapResult:
             if not changed:
                 continue  # it finished (or was reaped) meanwhile
             logger.warning("capture run %s of %s: %s", run.pk, run.cluster_name, error)
+            if run.status == SnapshotRun.Status.RUNNING:
+                blobs_prune()  # what the lost worker had staged for a snapshot never stored
             run.refresh_from_db()
             result.failed.append(run)
             cluster = Cluster.objects.filter(name=run.cluster_name).first()

@@ -5,11 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import queue
+import re
+import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -19,6 +23,7 @@ from django.utils.dateparse import parse_datetime
 
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
+from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, ObjectKey
 from dradash.snapshots import members
 from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
@@ -32,8 +37,32 @@ KIND_ORDER = list(KINDS)
 
 
 def raw_json(obj: dict[str, Any]) -> str:
-    """The compact JSON text stored for an object; equal objects give equal text."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """The compact JSON text stored for an object; equal objects give equal text.
+
+    The text is json.dumps's (compact, UTF-8, NaN refused): stored digests depend on it, so it
+    must never change. orjson writes the same bytes several times faster, except what it
+    refuses (integers beyond 64 bits, lone surrogates, keys that are not strings, deep nesting)
+    and two cases it writes differently: NaN and infinity as null, and floats from 1e-9 to 1e-4
+    as 0.00001 or 1e-7 where Python writes 1e-05 and 1e-07. Text that might hold either is made
+    again by json.dumps; it rarely does (Kubernetes objects hold few floats and nulls).
+    """
+    return _raw_json_utf8(obj).decode()
+
+
+# The exponent of a float that orjson writes with one digit (1e-7), and Python with two (1e-07).
+_SHORT_NEGATIVE_EXPONENT = re.compile(rb"e-[0-9](?![0-9])")
+
+
+def _raw_json_utf8(obj: dict[str, Any]) -> bytes:
+    """raw_json(obj) encoded in UTF-8 (what orjson makes, and what the digest is taken of)."""
+    try:
+        data = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        pass
+    else:
+        if not (b"null" in data or b"0.0000" in data or _SHORT_NEGATIVE_EXPONENT.search(data)):
+            return data
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
 # Stored blobs are shared between snapshots (and clusters). Storing a snapshot holds this
@@ -52,13 +81,48 @@ def _blob_lock(*, exclusive: bool) -> None:
 
 
 _BLOB_COLUMNS = ("digest", "kind", "namespace", "name", "api_version", "data")
+BlobRow = tuple[str, str, str, str, str, str]  # the values of _BLOB_COLUMNS
 
 
-def _blobs_insert(rows: list[tuple[str, ...]]) -> None:
-    """Insert blobs (rows of _BLOB_COLUMNS), skipping digests stored meanwhile by others.
+def _blob_row(key: ObjectKey, obj: dict[str, Any]) -> BlobRow:
+    data = _raw_json_utf8(obj)
+    digest = hashlib.sha256(data).hexdigest()
+    return (digest, key[0], key[1], key[2], obj.get("apiVersion", ""), data.decode())
+
+
+def _blob_ids(digests: list[str]) -> dict[str, int]:
+    """{digest: id} of the stored blobs among ``digests``."""
+    if connection.vendor != "postgresql":
+        return dict(ObjectBlob.objects.filter(digest__in=digests).values_list("digest", "id"))
+    # One array parameter: an IN list of thousands costs more to build and parse than to run.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT digest, id FROM {ObjectBlob._meta.db_table} WHERE digest = ANY(%s)",
+            [digests],
+        )
+        return dict(cursor.fetchall())
+
+
+def _blobs_exist(ids: set[int]) -> bool:
+    """Whether all these blobs are still stored."""
+    if not ids:
+        return True
+    if connection.vendor != "postgresql":
+        ordered = sorted(ids)
+        chunks = [ordered[i : i + BATCH] for i in range(0, len(ordered), BATCH)]
+        return sum(ObjectBlob.objects.filter(id__in=c).count() for c in chunks) == len(ids)
+    with connection.cursor() as cursor:
+        table = ObjectBlob._meta.db_table
+        cursor.execute(f"SELECT count(*) FROM {table} WHERE id = ANY(%s)", [list(ids)])
+        return bool(cursor.fetchone()[0] == len(ids))
+
+
+def _blobs_insert(rows: list[BlobRow]) -> dict[str, int]:
+    """Insert blobs, skipping digests stored meanwhile by others; {digest: id} of those inserted.
 
     On PostgreSQL through COPY into a temporary table: a bulk INSERT would have psycopg quote
-    each JSON text into an array literal, which costs more than storing it.
+    each JSON text into an array literal, which costs more than storing it. SQLite has one
+    writer at a time, so there every row given (none stored yet) is inserted.
     """
     if connection.vendor != "postgresql":
         ObjectBlob.objects.bulk_create(
@@ -66,7 +130,7 @@ def _blobs_insert(rows: list[tuple[str, ...]]) -> None:
             ignore_conflicts=True,
             batch_size=BATCH,
         )
-        return
+        return _blob_ids([row[0] for row in rows])
     table = ObjectBlob._meta.db_table
     columns = ", ".join(_BLOB_COLUMNS)
     with connection.cursor() as cursor:
@@ -80,9 +144,122 @@ def _blobs_insert(rows: list[tuple[str, ...]]) -> None:
                 copy.write_row(row)
         cursor.execute(
             f"INSERT INTO {table} ({columns}) SELECT {columns} FROM dradash_blob_load "
-            "ON CONFLICT (digest) DO NOTHING"
+            "ON CONFLICT (digest) DO NOTHING RETURNING digest, id"
         )
+        inserted = dict(cursor.fetchall())
         cursor.execute("TRUNCATE dradash_blob_load")
+    return inserted
+
+
+# What a BlobStager stored: each object's digest and blob id.
+Staged = dict[ObjectKey, tuple[str, int]]
+
+
+class BlobStager:
+    """Stores the blobs of a snapshot in a thread of its own while its objects are still read.
+
+    Writing the blobs of a large snapshot is mostly work for the database, which can go on while
+    the capture downloads the next lists. ``add(objects)`` queues objects; the thread makes their
+    text and digest and inserts the blobs not stored yet, committing every batch on its own
+    connection. ``finish()`` waits for it and returns each object's digest and blob id for
+    ``snapshot_store(staged=…)``, which then only checks that those blobs are still there (until
+    then no snapshot refers to them, so a prune may delete them) and stores again any missing.
+    For the same reason ``discard()`` (after a failed capture) prunes the blobs this stager
+    inserted that no snapshot refers to; those of a worker killed mid-capture are left to the
+    next ``blobs_prune()``.
+
+    It stages only on PostgreSQL, outside a transaction (whose rollback could not undo blobs
+    committed on another connection). Otherwise ``add`` does nothing and snapshot_store stores
+    everything. The thread starts with the first ``add``; leaving the context stops it.
+    """
+
+    def __init__(self) -> None:
+        self.enabled = connection.vendor == "postgresql" and not connection.in_atomic_block
+        self.inserted: list[int] = []  # ids of the blobs this stager inserted
+        self._staged: Staged = {}
+        self._queue: queue.SimpleQueue[dict[ObjectKey, dict[str, Any]] | None] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="blob-stager", daemon=True)
+
+    def __enter__(self) -> BlobStager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._finish_thread()
+
+    def add(self, objects: dict[ObjectKey, dict[str, Any]]) -> None:
+        """Queue objects to be stored (they must not change any more). Raises the thread's error."""
+        if self._error is not None:
+            raise self._error
+        if self.enabled:
+            if self._thread.ident is None:  # not started yet
+                self._thread.start()
+            self._queue.put(objects)
+
+    def finish(self) -> Staged:
+        """Wait until everything added is stored; {key: (digest, blob id)} of what was staged."""
+        self._finish_thread()
+        if self._error is not None:
+            raise self._error
+        return self._staged
+
+    def discard(self, *, kept: Snapshot | None = None) -> int:
+        """Prune the blobs this stager inserted that no snapshot refers to; how many.
+
+        With ``kept`` (the snapshot stored), only those it does not hold are candidates: usually
+        none, but for objects that changed while their list was read again.
+        """
+        leftover = set(self.inserted).difference(members.unpack(kept.members) if kept else ())
+        return blobs_prune(among=sorted(leftover)) if leftover else 0
+
+    def _finish_thread(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                objects = self._queue.get()
+                if objects is None or self._stop.is_set():
+                    return
+                # Whatever else is queued already goes in the same batch.
+                while len(objects) < BATCH and not self._queue.empty():
+                    more = self._queue.get()
+                    if more is None:
+                        self._queue.put(None)
+                        break
+                    objects = {**objects, **more}
+                self._stage(objects)
+        except BaseException as exc:  # handed to the capture through add() and finish()
+            self._error = exc
+        finally:
+            connection.close()
+
+    def _stage(self, objects: dict[ObjectKey, dict[str, Any]]) -> None:
+        rows: dict[str, BlobRow] = {}
+        digests: dict[ObjectKey, str] = {}
+        for key, obj in objects.items():
+            row = _blob_row(key, obj)
+            rows[row[0]] = row
+            digests[key] = row[0]
+        ids = _blob_ids(list(rows))
+        new = [row for digest, row in rows.items() if digest not in ids]
+        if new:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # Staged blobs need no durability of their own: snapshot_store checks that they
+                # are there, and its commit flushes the log written before.
+                cursor.execute("SET LOCAL synchronous_commit = off")
+                inserted = _blobs_insert(new)
+            self.inserted += inserted.values()
+            ids.update(inserted)
+        for key, digest in digests.items():
+            if digest in ids:
+                self._staged[key] = (digest, ids[digest])
+            else:  # inserted meanwhile by another transaction: left to snapshot_store
+                self._staged.pop(key, None)
 
 
 def cluster_for_name(name: str) -> Cluster:
@@ -105,8 +282,12 @@ def snapshot_store(
     api_versions: Sequence[str] = (),
     kind_status: dict[str, dict[str, Any]] | None = None,
     ignored: dict[str, int] | None = None,
+    staged: Staged | None = None,
 ) -> Snapshot:
-    """Store a whole snapshot in one transaction; unchanged objects reuse their stored blob."""
+    """Store a whole snapshot in one transaction; unchanged objects reuse their stored blob.
+
+    ``staged`` is what a BlobStager stored of the objects already (BlobStager.finish()).
+    """
     _blob_lock(exclusive=False)
     counts = Counter(key[0] for key in objects)
     kinds = {}
@@ -115,28 +296,8 @@ def snapshot_store(
         status = given.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
-    blob_ids: list[int] = []
-    items = list(objects.items())
-    for start in range(0, len(items), BATCH):
-        batch = {}
-        for key, obj in items[start : start + BATCH]:
-            text = raw_json(obj)
-            batch[hashlib.sha256(text.encode()).hexdigest()] = (key, obj, text)
-        # Most objects of a cluster captured again are unchanged: look before sending them.
-        found = dict(ObjectBlob.objects.filter(digest__in=list(batch)).values_list("digest", "id"))
-        new = [
-            (digest, key[0], key[1], key[2], obj.get("apiVersion", ""), text)
-            for digest, (key, obj, text) in batch.items()
-            if digest not in found
-        ]
-        if new:
-            _blobs_insert(new)
-            found.update(
-                ObjectBlob.objects.filter(digest__in=[row[0] for row in new]).values_list(
-                    "digest", "id"
-                )
-            )
-        blob_ids += found.values()
+    with gc_paused():  # the objects are millions of containers, not to be scanned again
+        blob_ids = _blobs_store(objects, staged or {})
     return Snapshot.objects.create(
         cluster=cluster,
         source=source,
@@ -149,6 +310,42 @@ def snapshot_store(
         ignored=dict(ignored or {}),
         members=members.pack(blob_ids),
     )
+
+
+def _blobs_store(objects: dict[ObjectKey, dict[str, Any]], staged: Staged) -> list[int]:
+    """The blob ids of the objects, stored where missing (inside snapshot_store's transaction).
+
+    Staged blobs belong to no snapshot yet, so a prune may have deleted some of them meanwhile.
+    Blob ids are never used again: if every staged id is still there, those are the blobs.
+    """
+    staged = {key: staged[key] for key in objects.keys() & staged.keys()}
+    staged_ids = {blob_id for _, blob_id in staged.values()}
+    if _blobs_exist(staged_ids):
+        rest = [(key, obj) for key, obj in objects.items() if key not in staged]
+        return [*staged_ids, *_blobs_find_or_insert(rest, {})]
+    digests = {key: digest for key, (digest, _) in staged.items()}
+    return _blobs_find_or_insert(list(objects.items()), digests)
+
+
+def _blobs_find_or_insert(
+    items: list[tuple[ObjectKey, dict[str, Any]]], digests: dict[ObjectKey, str]
+) -> list[int]:
+    """The blob ids of the objects, inserting the blobs not stored; ``digests`` known already."""
+    blob_ids: list[int] = []
+    for start in range(0, len(items), BATCH):
+        batch: dict[str, tuple[ObjectKey, dict[str, Any], BlobRow | None]] = {}
+        for key, obj in items[start : start + BATCH]:
+            row = None if key in digests else _blob_row(key, obj)
+            batch[digests[key] if row is None else row[0]] = (key, obj, row)
+        # Most objects of a cluster captured again are unchanged: look before sending them.
+        found = _blob_ids(list(batch))
+        new = [row or _blob_row(key, obj) for d, (key, obj, row) in batch.items() if d not in found]
+        if new:
+            found.update(_blobs_insert(new))
+            if len(found) < len(batch):  # stored meanwhile by another transaction
+                found.update(_blob_ids([d for d in batch if d not in found]))
+        blob_ids += found.values()
+    return blob_ids
 
 
 def bundle_import(

@@ -22,7 +22,8 @@ from dradash.clusters.services import (
 from dradash.kube.client import KubeError
 from dradash.snapshots import members
 from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
-from dradash.snapshots.services import snapshot_store
+from dradash.snapshots.selectors import snapshot_objects
+from dradash.snapshots.services import blobs_prune, snapshot_store
 from tests.kubeapi import KubeAPIServer
 
 pytestmark = pytest.mark.django_db
@@ -199,6 +200,60 @@ def test_error_messages_are_one_line_and_hide_credentials() -> None:
     assert len(error_message(RuntimeError("x" * 5000))) <= 1000
 
 
+# --- storing while capturing (committed blobs need transactional test databases) ----------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_capture_stores_each_object_once_and_a_recapture_adds_none(
+    cluster: Cluster, kube_api: KubeAPIServer
+) -> None:
+    first = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+    second = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+
+    assert first is not None and first.snapshot is not None
+    assert second is not None and second.snapshot is not None
+    assert first.snapshot.object_count > 20
+    assert ObjectBlob.objects.count() == first.snapshot.object_count
+    assert second.snapshot.members == first.snapshot.members
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_capture_failing_after_its_blobs_were_staged_leaves_none(
+    cluster: Cluster, kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(**kwargs):
+        assert ObjectBlob.objects.exists()  # staged while the lists were read
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(services, "snapshot_store", broken)
+    finished = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+
+    assert finished is not None and finished.status == "failed"
+    assert finished.error == "RuntimeError: disk full"
+    assert not Snapshot.objects.exists()
+    assert not ObjectBlob.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_prune_between_staging_and_storing_loses_no_object(
+    cluster: Cluster, kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_finish = services.BlobStager.finish
+
+    def finish_then_prune(stager):
+        staged = real_finish(stager)
+        assert blobs_prune() > 0  # e.g. retention of another cluster, just then
+        return staged
+
+    monkeypatch.setattr(services.BlobStager, "finish", finish_then_prune)
+    finished = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+
+    assert finished is not None and finished.snapshot is not None
+    snapshot = finished.snapshot
+    assert len(list(snapshot_objects(snapshot, fields=("data",)))) == snapshot.object_count
+    assert ObjectBlob.objects.count() == snapshot.object_count
+
+
 # --- reaping lost runs ---------------------------------------------------------------------
 
 
@@ -250,6 +305,21 @@ def test_reap_fails_a_run_queued_too_long(cluster: Cluster, enqueued, settings) 
     assert run.status == "failed"
     assert "no worker took the run within 60 s" in run.error
     assert len(result.retries) == 1
+
+
+def test_reap_prunes_the_blobs_a_lost_worker_had_staged(cluster: Cluster, enqueued) -> None:
+    held = _captured(cluster, 60)
+    ObjectBlob.objects.create(digest="0" * 64, kind="Node", name="staged", data="{}")
+    SnapshotRun.objects.create(
+        kind="capture",
+        cluster_name="prod",
+        status="running",
+        started_at=timezone.now() - timedelta(days=1),
+    )
+
+    capture_runs_reap()
+
+    assert list(ObjectBlob.objects.values_list("id", flat=True)) == members.unpack(held.members)
 
 
 def test_reap_stops_retrying_after_the_last_attempt(cluster: Cluster, enqueued, settings) -> None:

@@ -161,6 +161,10 @@ def test_previous_snapshot_is_of_the_same_cluster_by_capture_time(client_logged_
 XSS = '<script>alert("x")</script>'
 
 
+# A name may not hold "/" (the API server and the bundle importer refuse it).
+XSS_NAME = '<script>alert("x")'
+
+
 def _hostile(phase: str, extra: str) -> bytes:
     return json.dumps(
         [
@@ -168,7 +172,7 @@ def _hostile(phase: str, extra: str) -> bytes:
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": {
-                    "name": XSS,
+                    "name": XSS_NAME,
                     "namespace": "default",
                     "uid": "u1",
                     "annotations": {XSS: XSS + extra},
@@ -182,7 +186,7 @@ def _hostile(phase: str, extra: str) -> bytes:
             {
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceClaim",
-                "metadata": {"name": XSS + extra, "namespace": "default"},
+                "metadata": {"name": XSS_NAME + extra, "namespace": "default"},
                 "spec": {"devices": {"requests": []}},
             },
         ]

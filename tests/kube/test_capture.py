@@ -160,6 +160,20 @@ def test_it_pages_through_lists_with_continue(api: KubeAPIServer, tmp_path: Path
     assert set(small.objects) == expected_keys(fixture_objects())
 
 
+def test_kept_objects_are_handed_over_page_by_page_while_reading(
+    api: KubeAPIServer, tmp_path: Path
+) -> None:
+    pages: list[dict] = []
+    with kube_for(api, tmp_path) as kube:
+        result = capture(kube, page_size=4, on_objects=pages.append)
+
+    assert len(pages) > len(KINDS)  # several pages of several kinds
+    assert all(0 < len(page) <= 4 for page in pages)
+    handed = {key: obj for page in pages for key, obj in page.items()}
+    assert handed == result.objects  # every object kept, redacted, and nothing else
+    assert sum(len(page) for page in pages) == len(result.objects)  # each once
+
+
 # --- per-kind problems -----------------------------------------------------------------------
 
 
