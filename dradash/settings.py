@@ -190,7 +190,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "rest_framework.views.exception_handler",
-    # Throttles count in the default cache (per process unless CACHES points at Redis).
+    # Throttles count in the default cache (see CACHES).
     "DEFAULT_THROTTLE_RATES": {"selectors": DRADASH_SELECTOR_RATE},
 }
 SPECTACULAR_SETTINGS = {
@@ -200,6 +200,19 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# The default cache holds counters every web process must share: the selector API's rate limit
+# and the coalescing of share-link refusals in the audit log. DRADASH_CACHE_URL (redis://…) puts
+# it in Redis; without it (the embedded default) each process counts on its own.
+DRADASH_CACHE_URL = os.environ.get("DRADASH_CACHE_URL", "")
+if DRADASH_CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": DRADASH_CACHE_URL,
+            "KEY_PREFIX": "dradash",
+        }
+    }
 
 # Celery: without a broker, tasks run eagerly in-process (the embedded default).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or None

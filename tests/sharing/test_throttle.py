@@ -46,3 +46,43 @@ def test_the_limit_is_per_user(api_client, django_user_model, three_a_minute) ->
 def test_other_apis_are_not_limited(api_client, three_a_minute) -> None:
     for _ in range(5):
         assert api_client.get("/api/v1/snapshots/").status_code == 200
+
+
+def test_with_a_cache_url_every_process_counts_in_redis(
+    api_client, user, three_a_minute, settings
+) -> None:
+    """DRADASH_CACHE_URL puts the counters in Redis, where every web process sees them."""
+    import os
+    import subprocess
+    import sys
+
+    import redis
+    from django.core.cache import caches
+
+    url = os.environ.get("DRADASH_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    probe = (
+        "import django; django.setup(); from django.conf import settings; "
+        "c = settings.CACHES['default']; print(c['BACKEND'], c['LOCATION'])"
+    )
+    env = {**os.environ, "DRADASH_CACHE_URL": url, "DJANGO_SETTINGS_MODULE": "dradash.settings"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["django.core.cache.backends.redis.RedisCache", url], out.stderr
+
+    server = redis.Redis.from_url(url)
+    key = f"dradash:1:throttle_selectors_{user.pk}"
+    server.delete(key)
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "dradash",
+        }
+    }
+    try:
+        for _ in range(3):
+            assert api_client.post(URL, BODY, format="json").status_code == 200
+        assert server.exists(key)  # the history of this user's requests, shared by all
+        caches["default"].close()  # another process would start with nothing of its own
+        assert api_client.post(URL, BODY, format="json").status_code == 429
+    finally:
+        server.delete(key)
