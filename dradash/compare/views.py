@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.compare.forms import DiffFilterForm
@@ -21,7 +21,7 @@ def _get_snapshot(pk: int) -> Snapshot:
     return snapshot
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def snapshot_diff_page(request: HtmxHttpRequest, before_id: int, after_id: int) -> HttpResponse:
     before = _get_snapshot(before_id)

@@ -10,7 +10,7 @@ from django import forms
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.dra.chain import claim_chain, pod_chain
@@ -80,7 +80,7 @@ def _filtered_list(
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     return _filtered_list(
@@ -98,7 +98,7 @@ def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def pod_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     return _filtered_list(
@@ -115,7 +115,7 @@ def pod_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def pod_detail(
     request: HtmxHttpRequest, snapshot_id: int, namespace: str, name: str
@@ -141,7 +141,7 @@ def pod_detail(
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def claim_detail(
     request: HtmxHttpRequest, snapshot_id: int, namespace: str, name: str
@@ -166,7 +166,7 @@ def claim_detail(
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpResponse:
     snapshot = _get_snapshot(snapshot_id)
@@ -181,7 +181,7 @@ def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpR
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def device_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     """The inventory: counts per class, node, driver and pool, then the devices grouped by

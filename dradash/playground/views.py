@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.dra import matching
@@ -16,7 +16,7 @@ from dradash.snapshots.selectors import DEVICE_KINDS, snapshot_list, snapshot_st
 ROWS = 100  # rows per table, unless ?limit= asks for more
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def playground(request: HtmxHttpRequest) -> HttpResponse:
     form = PlaygroundForm(request.GET)

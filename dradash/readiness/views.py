@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from dradash.htmx import HtmxHttpRequest
 from dradash.readiness.selectors import checklist_tally, snapshot_capacity, snapshot_checklist
@@ -13,7 +13,7 @@ from dradash.snapshots.selectors import snapshot_list, snapshot_state
 JOBS_SHOWN = 50  # the API has them all
 
 
-@require_GET
+@require_safe
 def snapshot_checklist_page(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
     items = snapshot_checklist(snapshot_state(snapshot))
@@ -24,7 +24,7 @@ def snapshot_checklist_page(request: HtmxHttpRequest, snapshot_id: int) -> HttpR
     )
 
 
-@require_GET
+@require_safe
 def snapshot_capacity_page(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
     found = snapshot_capacity(snapshot_state(snapshot))

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_cache_control
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.htmx import HtmxHttpRequest, template_for
@@ -57,7 +57,7 @@ def share_create(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def share_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     return _share_list(request, _get_snapshot(snapshot_id))

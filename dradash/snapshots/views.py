@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.explorer.selectors import snapshot_findings, snapshot_summary
@@ -23,7 +23,7 @@ from dradash.snapshots.selectors import (
 from dradash.snapshots.services import bundle_export, upload_run_create
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def home(request: HtmxHttpRequest) -> HttpResponse:
     return render(
@@ -33,7 +33,7 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def snapshot_detail(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
@@ -50,7 +50,7 @@ def snapshot_detail(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def snapshot_bundle(request: HtmxHttpRequest, snapshot_id: int) -> StreamingHttpResponse:
     snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
     response = StreamingHttpResponse(
@@ -80,7 +80,7 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(SnapshotRun.objects.select_related("snapshot"), pk=run_id)

@@ -96,6 +96,15 @@ def test_the_share_root_opens_the_snapshot_overview(client, shared) -> None:
     assert response["Location"] == share_url(token, f"snapshots/{link.snapshot_id}/")
 
 
+def test_head_requests_answer_like_get_without_a_body(client, client_logged_in, shared) -> None:
+    """Link checkers and chat unfurlers send HEAD first."""
+    link, token = shared
+    response = client.head(shared_path(token, "claim-list", link.snapshot_id))
+    assert response.status_code == 200
+    assert response.content == b""
+    assert client_logged_in.head(reverse("claim-list", args=[link.snapshot_id])).status_code == 200
+
+
 def test_a_logged_in_visitor_sees_the_shared_view_without_account_actions(
     client_logged_in, shared
 ) -> None:
