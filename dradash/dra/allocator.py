@@ -265,7 +265,8 @@ def _kobj(claim: ResourceClaim) -> str:
     return f"{namespace}/{claim.name}" if namespace else claim.name
 
 
-def _quantity(value: Any) -> Quantity | None:
+def quantity_of(value: Any) -> Quantity | None:
+    """A quantity field as published ({"value": "80Gi"}, "80Gi" or 4), or None if it is not one."""
     raw = value.get("value") if isinstance(value, dict) else value
     if isinstance(raw, int) and not isinstance(raw, bool):
         raw = str(raw)
@@ -437,7 +438,7 @@ def _held(index: _Index, exclude: set[tuple[str, str]], consumable: bool) -> _He
         if consumed:
             total = held.capacity.setdefault(key, {})
             for name, value in consumed.items():
-                q = _quantity(value)
+                q = quantity_of(value)
                 if q is not None:
                     total[name] = total[name].add(q) if name in total else q
     dedicated: frozenset[tuple[str, str, str]] | set[tuple[str, str, str]] = (
@@ -502,7 +503,7 @@ class _Spec:
             tolerations=mappings(raw.get("tolerations")),
             capacity=mapping(capacity.get("requests")) if isinstance(capacity, dict) else None,
             wanted={
-                name: _quantity(value)
+                name: quantity_of(value)
                 for name, value in mapping(mapping(capacity).get("requests")).items()
             },
         )
@@ -659,7 +660,7 @@ def _counter_sets(slices: Iterable[ResourceSlice]) -> tuple[dict[str, dict[str, 
             sets[name] = {
                 counter: q
                 for counter, value in mapping(counter_set.get("counters")).items()
-                if (q := _quantity(value)) is not None
+                if (q := quantity_of(value)) is not None
             }
     return sets, ""
 
@@ -823,16 +824,16 @@ def _consumed_capacity(requested: Quantity | None, value: Quantity, policy: Any)
     """calculateConsumedCapacity (consumable_capacity.go)."""
     policy = mapping(policy)
     if requested is None:  # fillEmptyRequest
-        default = _quantity(policy.get("default")) if policy.get("default") is not None else None
+        default = quantity_of(policy.get("default")) if policy.get("default") is not None else None
         return default if default is not None else value
     if not policy:
         return requested
     valid_range = policy.get("validRange")
     if isinstance(valid_range, dict) and valid_range.get("min") is not None:
-        minimum = _quantity(valid_range.get("min"))
+        minimum = quantity_of(valid_range.get("min"))
         if minimum is None or requested.compare(minimum) < 0:
             return minimum or requested
-        step = _quantity(valid_range.get("step")) if valid_range.get("step") else None
+        step = quantity_of(valid_range.get("step")) if valid_range.get("step") else None
         if step is None or _int_value(step) == 0:
             return requested
         added = _int_value(requested) - _int_value(minimum)
@@ -841,7 +842,7 @@ def _consumed_capacity(requested: Quantity | None, value: Quantity, policy: Any)
     valid_values = policy.get("validValues")
     if valid_values is not None:
         for candidate in items(valid_values):
-            q = _quantity(candidate)
+            q = quantity_of(candidate)
             if q is not None and requested.compare(q) <= 0:
                 return q
     return requested
@@ -851,31 +852,31 @@ def _violates_policy(requested: Quantity, policy: Any) -> bool:
     """violatesPolicy."""
     if not isinstance(policy, dict):
         return False
-    default = _quantity(policy.get("default")) if policy.get("default") is not None else None
+    default = quantity_of(policy.get("default")) if policy.get("default") is not None else None
     if default is not None and requested == default:
         return False
     valid_range = policy.get("validRange")
     if valid_range is not None:
         valid_range = mapping(valid_range)
-        maximum = _quantity(valid_range.get("max")) if valid_range.get("max") else None
+        maximum = quantity_of(valid_range.get("max")) if valid_range.get("max") else None
         if maximum is not None and requested.compare(maximum) > 0:
             return True
-        step = _quantity(valid_range.get("step")) if valid_range.get("step") else None
+        step = quantity_of(valid_range.get("step")) if valid_range.get("step") else None
         if step is not None and _int_value(step):
-            minimum = _quantity(valid_range.get("min"))
+            minimum = quantity_of(valid_range.get("min"))
             base = _int_value(minimum) if minimum is not None else 0
             return (_int_value(requested) - base) % _int_value(step) != 0
         return False
     values = items(policy.get("validValues"))
     if values:
-        return not any(requested == _quantity(v) for v in values)
+        return not any(requested == quantity_of(v) for v in values)
     return False
 
 
 def _capacities(device: Device) -> dict[str, tuple[Quantity, Any]]:
     out = {}
     for name, capacity in mapping(device.raw.get("capacity")).items():
-        q = _quantity(capacity)
+        q = quantity_of(capacity)
         if q is not None:
             out[name] = (q, capacity.get("requestPolicy") if isinstance(capacity, dict) else None)
     return out
@@ -1300,7 +1301,7 @@ class _Search:
         for use in _consumes(candidate.device):
             counters = consumed.setdefault(text(use.get("counterSet")), {})
             for name, value in mapping(use.get("counters")).items():
-                q = _quantity(value)
+                q = quantity_of(value)
                 if q is not None:
                     counters[name] = counters[name].add(q) if name in counters else q
         for set_name, counters in available.items():
@@ -1317,7 +1318,7 @@ class _Search:
         for use in _consumes(candidate.device):
             counters = consumed.get(text(use.get("counterSet")), {})
             for name, value in mapping(use.get("counters")).items():
-                q = _quantity(value)
+                q = quantity_of(value)
                 if q is not None and name in counters:
                     counters[name] = counters[name].sub(q)
 
@@ -1658,7 +1659,7 @@ class Allocator:
                         if counters is None:
                             continue
                         for name, value in mapping(use.get("counters")).items():
-                            q = _quantity(value)
+                            q = quantity_of(value)
                             if q is not None and name in counters:
                                 counters[name] = counters[name].sub(q)
             self._counters[pool.key] = available

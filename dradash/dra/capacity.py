@@ -49,6 +49,7 @@ from dradash.dra.objects import (
     ResourceClaim,
 )
 from dradash.dra.state import ClusterState
+from dradash.dra.words import plural
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -550,10 +551,6 @@ def _devices(count: int, class_name: str) -> str:
     return f"{count} {class_name} device{'' if count == 1 else 's'}"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _one_job(capacity: Capacity, job: Job, needs: list[list[Alternative]]) -> JobCapacity:
     wanted = wanted_pods(job)
     fitting = job_fit(capacity, job, needs)
@@ -567,7 +564,7 @@ def _one_job(capacity: Capacity, job: Job, needs: list[list[Alternative]]) -> Jo
         per_pod[alt.class_name] += alt.count
     demand = wanted * sum(per_pod.values())
     each = " and ".join(_devices(n, name) for name, n in per_pod.items())
-    wants = f"Job {job.ref} wants {_plural(wanted, 'Pod')} at once with {each} each"
+    wants = f"Job {job.ref} wants {plural(wanted, 'Pod')} at once with {each} each"
     wants += f" ({demand} in all)"
     worst = min(fitting or [], key=lambda r: r.pods, default=None)
     if worst is None:
@@ -595,7 +592,7 @@ def _one_job(capacity: Capacity, job: Job, needs: list[list[Alternative]]) -> Jo
             )
         if len(needs) > 1:
             match += f" {limit}"
-    room = f"room for {_plural(worst.pods, 'Pod')}"
+    room = f"room for {plural(worst.pods, 'Pod')}"
     if worst.pods >= wanted:
         summary = f"{wants}: {match}, {room}, so all of them fit."
     else:
@@ -855,7 +852,7 @@ def _class_summary(c: ClassCapacity) -> str:
         sentences = [f"No device of the pools the allocator uses matches DeviceClass {c.name}."]
         if waiting:
             sentences.append(
-                f"{_plural(waiting, 'request')} {'waits' if waiting == 1 else 'wait'} for it."
+                f"{plural(waiting, 'request')} {'waits' if waiting == 1 else 'wait'} for it."
             )
     else:
         held = f"{c.allocated} allocated" + (f", {c.tainted} tainted" if c.tainted else "")
@@ -863,16 +860,16 @@ def _class_summary(c: ClassCapacity) -> str:
         if short:
             sentences = short
         elif waiting:
-            sentences = [f"{head}, enough for all {_plural(waiting, 'waiting request')}."]
+            sentences = [f"{head}, enough for all {plural(waiting, 'waiting request')}."]
         else:
             sentences = [f"{head}; no request is waiting for them."]
     if c.unknown_requests:
         sentences.append(
-            f"{_plural(c.unknown_requests, 'waiting request')} with selectors that do not "
+            f"{plural(c.unknown_requests, 'waiting request')} with selectors that do not "
             "compile could not be counted (unknown)."
         )
     kinds = ((c.all_mode_requests, "All-mode"), (c.admin_access_requests, "admin-access"))
-    uncounted = [_plural(n, f"{kind} request") for n, kind in kinds if n]
+    uncounted = [plural(n, f"{kind} request") for n, kind in kinds if n]
     if uncounted:
         sentences.append(f"Not counted: {' and '.join(uncounted)}.")
     return " ".join(sentences)

@@ -31,15 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from dradash.dra.bundle import PROBLEM_STATUSES
-from dradash.dra.fields import mapping, mappings, number, text
+from dradash.dra.fields import dig, mapping, mappings, number, text, timestamp
 from dradash.dra.findings import Finding, ObjectRef, ref
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Job, Pod, ResourceClaim, ResourceSlice
 from dradash.dra.state import ClusterState
+from dradash.dra.words import listing, plural
 
 STATUSES = ("pass", "fail", "unknown")
 V1 = "resource.k8s.io/v1"
@@ -134,24 +135,10 @@ def _item(
     return CheckItem(code, title, status, summary, unique[:EVIDENCE_SHOWN], len(unique), next_step)
 
 
-def _plural(n: int, word: str, plural: str = "") -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
-
-
-def _names(names: Iterable[str], limit: int = NAMED) -> str:
-    """Names joined as "a, b and c"; past ``limit`` of them, as "a, b, c and 3 more"."""
-    items = list(names)
-    if len(items) <= 1:
-        return "".join(items)
-    if len(items) <= limit:
-        return ", ".join(items[:-1]) + " and " + items[-1]
-    return ", ".join(items[:limit]) + f" and {len(items) - limit} more"
-
-
 def _unknown(
     code: str, title: str, what: str, missing: list[str], why: str = "could not be read"
 ) -> CheckItem:
-    kinds = _names(missing, limit=len(missing))
+    kinds = listing(missing, len(missing))
     return _item(
         code,
         title,
@@ -172,14 +159,6 @@ def _live(pod: Pod) -> bool:
     return pod.phase not in TERMINAL_PHASES and not pod.deleting
 
 
-def _time(value: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 # --- 1. DRA v1 API served --------------------------------------------------------------------
 
 
@@ -187,7 +166,7 @@ def _dra_v1_served(snap: _Snapshot) -> CheckItem:
     code, title = "dra-v1-served", "DRA v1 API served"
     state = snap.state
     versions = [v for v in state.meta.api_versions if v.startswith("resource.k8s.io/")]
-    listed = _names([v.partition("/")[2] for v in versions], limit=len(versions))
+    listed = listing([v.partition("/")[2] for v in versions], len(versions))
     check = "kubectl api-versions | grep resource.k8s.io"
     if V1 in versions:
         return _item(
@@ -225,7 +204,7 @@ def _dra_v1_served(snap: _Snapshot) -> CheckItem:
             code,
             title,
             "pass",
-            f"The snapshot lists no served API versions, but {_plural(len(v1_objects), 'object')} "
+            f"The snapshot lists no served API versions, but {plural(len(v1_objects), 'object')} "
             "in it came as resource.k8s.io/v1, which only a server serving v1 returns.",
             (),
             check,
@@ -264,13 +243,13 @@ def _classes_cover_drivers(snap: _Snapshot) -> CheckItem:
         named.update(drivers)
     uncovered = sorted(d for d in slices if d not in named)
     if not uncovered:
-        drivers_listed = _names(sorted(slices))
+        drivers_listed = listing(sorted(slices), NAMED)
         return _item(
             code,
             title,
             "pass",
             f"Every driver that publishes ResourceSlices ({drivers_listed}) has a DeviceClass "
-            f"that selects it ({_plural(len(state.classes), 'DeviceClass', 'DeviceClasses')} "
+            f"that selects it ({plural(len(state.classes), 'DeviceClass', 'DeviceClasses')} "
             "in all)."
             if slices
             else "No driver publishes ResourceSlices, so no DeviceClass is needed yet.",
@@ -283,9 +262,9 @@ def _classes_cover_drivers(snap: _Snapshot) -> CheckItem:
         code,
         title,
         "fail",
-        f"{_plural(len(uncovered), 'driver')} ({_names(uncovered)}) "
+        f"{plural(len(uncovered), 'driver')} ({listing(uncovered, NAMED)}) "
         f"{'publishes' if len(uncovered) == 1 else 'publish'} "
-        f"{_plural(len(objects), 'ResourceSlice')} with {_plural(devices, 'device')}, but no "
+        f"{plural(len(objects), 'ResourceSlice')} with {plural(devices, 'device')}, but no "
         "DeviceClass selects "
         f"{'its' if len(uncovered) == 1 else 'their'} devices, so no claim can ask for them.",
         objects,
@@ -338,8 +317,8 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
             code,
             title,
             "pass",
-            f"All {_plural(len(current), 'current ResourceSlice')} say which nodes reach them, "
-            f"and all {_plural(devices, 'device')} publish attributes."
+            f"All {plural(len(current), 'current ResourceSlice')} say which nodes reach them, "
+            f"and all {plural(devices, 'device')} publish attributes."
             if current
             else "The snapshot has no ResourceSlices to check.",
             (),
@@ -348,14 +327,15 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
     parts = []
     if no_nodes:
         parts.append(
-            f"{_plural(len(no_nodes), 'ResourceSlice')} ({_names(s.name for s in no_nodes)}) "
+            f"{plural(len(no_nodes), 'ResourceSlice')} "
+            f"({listing([s.name for s in no_nodes], NAMED)}) "
             "set none of nodeName, nodeSelector, allNodes or perDeviceNodeSelection"
         )
     if bare:
         devices = sum(n for _, n in bare)
         parts.append(
-            f"{_plural(devices, 'device')} in {_plural(len(bare), 'ResourceSlice')} "
-            f"({_names(s.name for s, _ in bare)}) publish no attributes (or, with "
+            f"{plural(devices, 'device')} in {plural(len(bare), 'ResourceSlice')} "
+            f"({listing([s.name for s, _ in bare], NAMED)}) publish no attributes (or, with "
             "perDeviceNodeSelection, no nodes)"
         )
     offending = sorted(
@@ -366,7 +346,7 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
         code,
         title,
         "fail",
-        f"Of {_plural(len(current), 'current ResourceSlice')}, {' and '.join(parts)}: the "
+        f"Of {plural(len(current), 'current ResourceSlice')}, {' and '.join(parts)}: the "
         "allocator cannot place such devices on a node or select them by attribute.",
         [ref(s) for s in offending],
         f"kubectl get resourceslice {first.name} -o yaml — the {first.driver} driver must "
@@ -389,8 +369,8 @@ def _claims_name_classes(snap: _Snapshot) -> CheckItem:
         pending = sum(1 for c in state.claims.values() if not c.allocated and not c.deleting)
         asking = len(state.templates) + pending
         summary = (
-            f"Every DeviceClass asked for by the {_plural(len(state.templates), 'template')} and "
-            f"{_plural(pending, 'unallocated claim')} exists (allocated claims no longer need "
+            f"Every DeviceClass asked for by the {plural(len(state.templates), 'template')} and "
+            f"{plural(pending, 'unallocated claim')} exists (allocated claims no longer need "
             "theirs)."
             if asking
             else "No template or unallocated claim asks for a DeviceClass."
@@ -405,13 +385,13 @@ def _claims_name_classes(snap: _Snapshot) -> CheckItem:
         )
     classes = [o["name"] for f in found for o in f.objects if o["kind"] == "DeviceClass"]
     objects = [o for f in found for o in f.objects if o["kind"] != "DeviceClass"]
-    users = _names(f"{o['kind']} {o['namespace']}/{o['name']}" for o in objects)
+    users = listing([f"{o['kind']} {o['namespace']}/{o['name']}" for o in objects], NAMED)
     one = len(classes) == 1
     return _item(
         code,
         title,
         "fail",
-        f"{_plural(len(classes), 'DeviceClass', 'DeviceClasses')} ({_names(classes)}) "
+        f"{plural(len(classes), 'DeviceClass', 'DeviceClasses')} ({listing(classes, NAMED)}) "
         f"{'does' if one else 'do'} not exist, but {users} "
         f"{'asks' if len(objects) == 1 else 'ask'} for {'it' if one else 'them'}: the "
         "scheduler cannot allocate such claims.",
@@ -480,7 +460,7 @@ def _claim_references(snap: _Snapshot) -> CheckItem:
             code,
             title,
             "pass",
-            f"All claim references of the {_plural(len(pods), 'Pod')} using DRA resolve, and "
+            f"All claim references of the {plural(len(pods), 'Pod')} using DRA resolve, and "
             "every container uses claims its Pod lists.",
             (),
             "kubectl get pods -A -o wide",
@@ -491,8 +471,8 @@ def _claim_references(snap: _Snapshot) -> CheckItem:
         code,
         title,
         "fail",
-        f"{_plural(len(bad), 'Pod')} ({_names(p.ref for p in bad)}) "
-        f"{'has' if len(bad) == 1 else 'have'} {_plural(total, 'claim reference')} that "
+        f"{plural(len(bad), 'Pod')} ({listing([p.ref for p in bad], NAMED)}) "
+        f"{'has' if len(bad) == 1 else 'have'} {plural(total, 'claim reference')} that "
         f"{'does' if total == 1 else 'do'} not match, e.g. {first.ref}: "
         f"{problems[first.key][0]}.",
         [ref(p) for p in bad],
@@ -516,7 +496,7 @@ def _no_nodename_bypass(snap: _Snapshot) -> CheckItem:
             code,
             title,
             "pass",
-            f"All {_plural(len(bound), 'Pod')} using DRA that are bound to a node went through "
+            f"All {plural(len(bound), 'Pod')} using DRA that are bound to a node went through "
             "the scheduler.",
             (),
             "kubectl get pods -A -o wide",
@@ -527,7 +507,7 @@ def _no_nodename_bypass(snap: _Snapshot) -> CheckItem:
         code,
         title,
         "fail",
-        f"{_plural(len(pods), 'Pod')} using DRA ({_names(pods)}) "
+        f"{plural(len(pods), 'Pod')} using DRA ({listing(pods, NAMED)}) "
         f"{'was' if one else 'were'} bound to a node through spec.nodeName, bypassing the "
         f"scheduler, which is what allocates and reserves {'its' if one else 'their'} claims.",
         [o for f in found for o in f.objects],
@@ -545,7 +525,7 @@ def _finished_long_ago(pod: Pod, captured: datetime | None) -> bool:
         t
         for c in mappings(pod.status.get("containerStatuses"))
         + mappings(pod.status.get("initContainerStatuses"))
-        if (t := _time(text(mapping(mapping(c.get("state")).get("terminated")).get("finishedAt"))))
+        if (t := timestamp(text(dig(c, "state", "terminated", "finishedAt"))))
     ]
     if captured is None or not finished:
         return True
@@ -555,7 +535,7 @@ def _finished_long_ago(pod: Pod, captured: datetime | None) -> bool:
 def _held_by_finished_pods(state: ClusterState) -> list[tuple[ResourceClaim, list[Pod]]]:
     """Claims still reserved, but only for Pods that finished: the resourceclaim controller
     drops such reservations (and deletes the Pods' generated claims) within seconds."""
-    captured = _time(state.meta.captured_at)
+    captured = timestamp(state.meta.captured_at)
     out = []
     for claim in state.claims.values():
         if not claim.consumers or claim.deleting:
@@ -593,7 +573,7 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
             code,
             title,
             "pass",
-            f"None of the {_plural(len(state.claims), 'ResourceClaim')} is orphaned, stuck in "
+            f"None of the {plural(len(state.claims), 'ResourceClaim')} is orphaned, stuck in "
             "deletion, or held for Pods that are gone or finished."
             if state.claims
             else "There are no ResourceClaims to leak.",
@@ -628,7 +608,7 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
         code,
         title,
         "fail",
-        f"{_plural(len(claims), 'ResourceClaim')} ({_names(claims)}) "
+        f"{plural(len(claims), 'ResourceClaim')} ({listing(claims, NAMED)}) "
         f"{'is' if len(claims) == 1 else 'are'} left behind: {', '.join(parts)}.",
         objects,
         next_step,
@@ -662,8 +642,9 @@ def _capacity_covers_jobs(snap: _Snapshot) -> CheckItem:
         summary = (
             found[0].message
             if len(found) == 1
-            else f"{_plural(len(jobs), 'Job')} ({_names(jobs)}) want more Pods running at once "
-            "than the matching devices can serve: the others stay Pending until devices free up."
+            else f"{plural(len(jobs), 'Job')} ({listing(jobs, NAMED)}) want more Pods running at "
+            "once than the matching devices can serve: the others stay Pending until devices free "
+            "up."
         )
         return _item(
             code,
@@ -686,8 +667,8 @@ def _capacity_covers_jobs(snap: _Snapshot) -> CheckItem:
         return _unknown(
             code,
             title,
-            f"how many Pods Jobs want at once (Pods of {_plural(len(orphans), 'Job')} "
-            f"{_names(orphans)} are in it, their Jobs are not)",
+            f"how many Pods Jobs want at once (Pods of {plural(len(orphans), 'Job')} "
+            f"{listing(orphans, NAMED)} are in it, their Jobs are not)",
             ["Jobs"],
             "were not captured",
         )
@@ -700,7 +681,7 @@ def _capacity_covers_jobs(snap: _Snapshot) -> CheckItem:
         code,
         title,
         "pass",
-        f"The matching devices cover all {_plural(len(wide), 'active Job')} that run several "
+        f"The matching devices cover all {plural(len(wide), 'active Job')} that run several "
         "Pods at once."
         if wide
         else "No active Job wants more than one Pod at once.",

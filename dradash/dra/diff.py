@@ -45,6 +45,7 @@ from dradash.dra.fields import mapping, mappings, number, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device, DeviceTaintRule, Pool, Resource, ResourceClaim
 from dradash.dra.state import ClusterState
+from dradash.dra.words import plural
 
 # Kinds in the order the page lists them: where devices come from, then who uses them.
 KIND_ORDER = (
@@ -412,10 +413,6 @@ def _names(values: Iterable[str]) -> str:
     return shown
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _result_keys(claim: ResourceClaim) -> list[str]:
     return ["/".join(r.device_key) for r in claim.results]
 
@@ -609,7 +606,7 @@ def _pool_changes(
             n = len(_pool_devices(new))
             change(
                 "pool-added",
-                f"Pool {label} appeared with {_plural(n, 'device')} "
+                f"Pool {label} appeared with {plural(n, 'device')} "
                 f"(generation {new.generation}{_nodes_text(new)}).",
                 new,
             )
@@ -618,7 +615,7 @@ def _pool_changes(
             n = len(_pool_devices(old))
             change(
                 "pool-removed",
-                f"Pool {label} went away with its {_plural(n, 'device')}{_nodes_text(old)}.",
+                f"Pool {label} went away with its {plural(n, 'device')}{_nodes_text(old)}.",
                 old,
                 "before",
             )
@@ -634,13 +631,13 @@ def _pool_changes(
         if gained := [n for n in now if n not in was]:
             change(
                 "devices-added",
-                f"Pool {label} gained {_plural(len(gained), 'device')}: {_names(gained)}.",
+                f"Pool {label} gained {plural(len(gained), 'device')}: {_names(gained)}.",
                 new,
             )
         if lost := [n for n in was if n not in now]:
             change(
                 "devices-removed",
-                f"Pool {label} lost {_plural(len(lost), 'device')}: {_names(lost)}.",
+                f"Pool {label} lost {plural(len(lost), 'device')}: {_names(lost)}.",
                 new,
             )
         for name, device in now.items():
@@ -697,7 +694,7 @@ def _rule_changes(
             DraChange(
                 "taint-rule-added",
                 f"DeviceTaintRule {rule.name} was added: taint {_taint_text(rule.taint)} "
-                f"on {_plural(n, 'device')}.",
+                f"on {plural(n, 'device')}.",
                 "DeviceTaintRule",
                 "",
                 rule.name,
@@ -710,7 +707,7 @@ def _rule_changes(
             DraChange(
                 "taint-rule-removed",
                 f"DeviceTaintRule {rule.name} was removed: taint {_taint_text(rule.taint)} "
-                f"lifted from {_plural(n, 'device')}.",
+                f"lifted from {plural(n, 'device')}.",
                 "DeviceTaintRule",
                 "",
                 rule.name,
@@ -726,8 +723,8 @@ def _rule_changes(
             DraChange(
                 "taint-rule-changed",
                 f"DeviceTaintRule {new.name} changed: taint {_taint_text(old.taint)} on "
-                f"{_plural(was, 'device')} → {_taint_text(new.taint)} on "
-                f"{_plural(now, 'device')}.",
+                f"{plural(was, 'device')} → {_taint_text(new.taint)} on "
+                f"{plural(now, 'device')}.",
                 "DeviceTaintRule",
                 "",
                 new.name,

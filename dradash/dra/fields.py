@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -46,3 +47,13 @@ def dig(obj: Any, *path: str) -> Any:
             return None
         obj = obj.get(part)
     return obj
+
+
+def timestamp(value: str) -> datetime | None:
+    """An RFC 3339 timestamp (``2025-01-01T00:00:00Z``) as an aware datetime; None if it is not
+    one."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

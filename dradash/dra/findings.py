@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from dradash.dra.capacity import (
@@ -29,7 +28,7 @@ from dradash.dra.capacity import (
     pod_priority,
     wanted_pods,
 )
-from dradash.dra.fields import mappings, text
+from dradash.dra.fields import mappings, text, timestamp
 from dradash.dra.objects import (
     AllocationResult,
     Device,
@@ -40,6 +39,7 @@ from dradash.dra.objects import (
     ResourceClaimTemplate,
 )
 from dradash.dra.state import ClusterState
+from dradash.dra.words import listing, plural
 
 SEVERITIES = ("error", "warning", "info")
 V1 = "resource.k8s.io/v1"
@@ -110,31 +110,9 @@ def named(kind: str, namespace: str, name: str) -> ObjectRef:
     return {"kind": kind, "namespace": namespace, "name": name}
 
 
-def _listing(names: Iterable[str], limit: int = LISTED) -> str:
-    """Names joined as "a, b and c"; past ``limit`` of them, as "a, b, … and 3 more"."""
-    items = list(names)
-    if len(items) <= 1:
-        return "".join(items)
-    if len(items) <= limit:
-        return ", ".join(items[:-1]) + " and " + items[-1]
-    return ", ".join(items[:limit]) + f" and {len(items) - limit} more"
-
-
-def _plural(n: int, word: str, plural: str = "") -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
-
-
-def _time(value: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _age(state: ClusterState, since: str) -> str:
     """How long before the snapshot ``since`` was, as " (for 42 minutes)"; "" if unknown."""
-    start, now = _time(since), _time(state.meta.captured_at)
+    start, now = timestamp(since), timestamp(state.meta.captured_at)
     if start is None or now is None or now < start:
         return ""
     minutes = int((now - start).total_seconds() // 60)
@@ -142,7 +120,7 @@ def _age(state: ClusterState, since: str) -> str:
         return f" (for {minutes // (24 * 60)} days)"
     if minutes >= 120:
         return f" (for {minutes // 60} hours)"
-    return f" (for {_plural(minutes, 'minute')})"
+    return f" (for {plural(minutes, 'minute')})"
 
 
 def _scheduled(pod: Pod) -> bool:
@@ -166,8 +144,8 @@ def _api_not_served(state: ClusterState) -> Iterable[Finding]:
         yield Finding(
             "dra-api-not-served",
             "warning",
-            f"The API server serves resource.k8s.io only as {_listing(older)}, not v1: it runs "
-            "a Kubernetes release before 1.34, where DRA is not GA yet (dradash reads these "
+            f"The API server serves resource.k8s.io only as {listing(older, LISTED)}, not v1: it "
+            "runs a Kubernetes release before 1.34, where DRA is not GA yet (dradash reads these "
             "versions as v1, but the cluster may behave unlike 1.34 and later).",
             [],
             "Check `kubectl api-versions | grep resource.k8s.io` and upgrade to Kubernetes 1.34 "
@@ -228,9 +206,9 @@ def _nodename_bypass(state: ClusterState, pod: Pod) -> Finding | None:
         message = (
             f"Pod {pod.ref} is bound to node {pod.node_name} (spec.nodeName"
             f"{', and no PodScheduled=True condition' if unscheduled else ''}), but "
-            f"{_listing(problems)}: spec.nodeName was set by hand (or by a scheduler without "
-            "DRA support), bypassing the scheduler that allocates and reserves claims, so the "
-            "kubelet cannot prepare the Pod's devices."
+            f"{listing(problems, LISTED)}: spec.nodeName was set by hand (or by a scheduler "
+            "without DRA support), bypassing the scheduler that allocates and reserves claims, "
+            "so the kubelet cannot prepare the Pod's devices."
         )
         severity = "error"
     else:
@@ -276,7 +254,7 @@ def _claims_not_used(state: ClusterState, pod: Pod) -> Finding | None:
     return Finding(
         "claim-not-used-by-container",
         "warning",
-        f"Pod {pod.ref} lists {_listing(names)} in spec.resourceClaims but no container or "
+        f"Pod {pod.ref} lists {listing(names, LISTED)} in spec.resourceClaims but no container or "
         f"init container names {these} in resources.claims: the Pod holds the devices, but "
         "no container can use them.",
         objects,
@@ -308,7 +286,7 @@ def _holding(claim: ResourceClaim) -> str:
     if not claim.results:
         return ""
     devices = [f"{r.pool}/{r.device_name}" for r in claim.results]
-    return f"holding {_plural(len(devices), 'device')} ({_listing(devices, 3)})"
+    return f"holding {plural(len(devices), 'device')} ({listing(devices, 3)})"
 
 
 def _orphaned(state: ClusterState, claim: ResourceClaim) -> Finding | None:
@@ -367,7 +345,7 @@ def _reserved_for_missing(state: ClusterState, claim: ResourceClaim) -> Finding 
     return Finding(
         "reserved-for-missing-pod",
         "warning",
-        f"ResourceClaim {claim.ref} is reserved for {ones} {_listing(names)}, which the "
+        f"ResourceClaim {claim.ref} is reserved for {ones} {listing(names, LISTED)}, which the "
         "snapshot does not have: the reservation keeps the claim, and its devices, in use.",
         [ref(claim)] + [named("Pod", claim.namespace, c.name) for c in missing],
         "The resourceclaim controller removes reservations of deleted Pods; check "
@@ -383,13 +361,13 @@ def _stuck_deleting(state: ClusterState, claim: ResourceClaim) -> Finding:
         c.name if c.resource in ("pods", "") else f"{c.resource} {c.name}" for c in claim.consumers
     ]
     if holders:
-        why = f"it is still reserved for {_listing(holders)}, which must stop first"
+        why = f"it is still reserved for {listing(holders, LISTED)}, which must stop first"
     elif claim.allocated:
         why = "it is still allocated, reserved by nobody; the resourceclaim controller should "
         why += "deallocate it and remove the finalizer"
     else:
         why = "nothing holds it, so whoever owns the finalizer should have removed it"
-    finalizers = _listing(claim.finalizers)
+    finalizers = listing(claim.finalizers, LISTED)
     return Finding(
         "claim-stuck-deleting",
         "warning",
@@ -418,7 +396,8 @@ def _shared(claim: ResourceClaim) -> Finding | None:
     return Finding(
         "shared-claim",
         "info",
-        f"ResourceClaim {claim.ref} is shared by {len(pods)} Pods ({_listing(sorted(pods))}): "
+        f"ResourceClaim {claim.ref} is shared by {len(pods)} Pods "
+        f"({listing(sorted(pods), LISTED)}): "
         "they all get the same devices, and the devices stay allocated until the last of them "
         "is gone.",
         [ref(claim)] + [pods[name] for name in sorted(pods)],
@@ -452,7 +431,7 @@ def _class_missing(state: ClusterState) -> Iterable[Finding]:
         yield Finding(
             "class-missing",
             "error",
-            f"DeviceClass {name} does not exist, but {_listing(listed)} "
+            f"DeviceClass {name} does not exist, but {listing(listed, LISTED)} "
             f"{'asks' if len(objs) == 1 else 'ask'} for it: the scheduler cannot allocate "
             f'such claims ("device class {name} does not exist").',
             [named("DeviceClass", "", name)] + [ref(o) for o in objs],
@@ -490,9 +469,9 @@ def _pool_findings(state: ClusterState) -> Iterable[Finding]:
             yield Finding(
                 "pool-stale-generation",
                 "warning",
-                f"Pool {label} still has {_plural(len(pool.stale_slices), 'ResourceSlice')} of "
-                f"generation {_listing([str(g) for g in old])} "
-                f"({_listing([s.name for s in pool.stale_slices])}) beside the current "
+                f"Pool {label} still has {plural(len(pool.stale_slices), 'ResourceSlice')} of "
+                f"generation {listing([str(g) for g in old], LISTED)} "
+                f"({listing([s.name for s in pool.stale_slices], LISTED)}) beside the current "
                 f"generation {pool.generation}: the allocator ignores them, and the driver "
                 "should have deleted them.",
                 [ref(s) for s in pool.stale_slices],
@@ -505,7 +484,7 @@ def _pool_findings(state: ClusterState) -> Iterable[Finding]:
             yield Finding(
                 "pool-duplicate-device",
                 "error",
-                f"Pool {label} publishes device {_listing(dups)} more than once, so the "
+                f"Pool {label} publishes device {listing(dups, LISTED)} more than once, so the "
                 "allocator treats the pool as invalid (Kubernetes 1.34 fails allocations that "
                 f'reach it with "pool {pool.name} is invalid: duplicate device name {dups[0]}"; '
                 "1.35 and later skip it).",
@@ -533,7 +512,7 @@ def _device_tainted(state: ClusterState) -> Iterable[Finding]:
             "NoExecute": f"no new claim gets {it}, and Pods using {it} are evicted unless they "
             "tolerate the taint",
         }.get(effect, f"the allocator still hands {it} out")
-        in_use = f"; allocated to {_listing(allocated)}" if allocated else ""
+        in_use = f"; allocated to {listing(allocated, LISTED)}" if allocated else ""
         objects = [ref(s) for s in dict.fromkeys(d.slice for d in devices)]
         if rule:
             objects.append(named("DeviceTaintRule", "", rule))
@@ -541,8 +520,9 @@ def _device_tainted(state: ClusterState) -> Iterable[Finding]:
         yield Finding(
             "device-tainted",
             "warning" if effect in ("NoSchedule", "NoExecute") else "info",
-            f"{_plural(len(devices), 'device')} of pool {driver}/{pool} "
-            f"({_listing(names)}) {'carries' if len(devices) == 1 else 'carry'} taint {spelled} "
+            f"{plural(len(devices), 'device')} of pool {driver}/{pool} "
+            f"({listing(names, LISTED)}) {'carries' if len(devices) == 1 else 'carry'} taint "
+            f"{spelled} "
             f"from {source}: {consequence}{in_use}.",
             objects,
             (
@@ -591,8 +571,8 @@ def _dangling_allocations(state: ClusterState) -> Iterable[Finding]:
         yield Finding(
             "dangling-allocation",
             "warning",
-            f"ResourceClaim {claim.ref} is allocated {_listing(names)}, which no current "
-            f"ResourceSlice publishes ({_listing(list(dict.fromkeys(notes)))}): the driver "
+            f"ResourceClaim {claim.ref} is allocated {listing(names, LISTED)}, which no current "
+            f"ResourceSlice publishes ({listing(list(dict.fromkeys(notes)), LISTED)}): the driver "
             "removed or renamed the device, and the claim's Pods cannot be prepared on it again.",
             [ref(claim)] + [ref(p) for p in users],
             f"kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml; "
@@ -718,9 +698,10 @@ def _no_preemption(
     return Finding(
         "no-preemption",
         "warning",
-        f"Pod {pod.ref} (priority {priority}) waits for {_listing(asks)}: the matching devices "
-        f"it could use are allocated to lower-priority Pods {_listing(listed)}, and Kubernetes "
-        "does not preempt Pods to free devices, so it waits until they finish.",
+        f"Pod {pod.ref} (priority {priority}) waits for {listing(asks, LISTED)}: the matching "
+        "devices it could use are allocated to lower-priority Pods "
+        f"{listing(listed, LISTED)}, and Kubernetes does not preempt Pods to free devices, so it "
+        "waits until they finish.",
         [ref(pod)]
         + [ref(c) for c in claims]
         + [ref(h) for _, h in sorted(holders.items())[:shown]]
@@ -756,7 +737,7 @@ def _parallelism(
         f"Job {job.ref} wants {wanted} Pods running at once (spec.parallelism), each needing "
         f"{alt.count} "
         f"{alt.class_name} device{'' if alt.count == 1 else 's'} ({alt.label}), "
-        f"{wanted * alt.count} in all, but {match}, leaving room for {_plural(fit, 'Pod')}: "
+        f"{wanted * alt.count} in all, but {match}, leaving room for {plural(fit, 'Pod')}: "
         "the others stay Pending until devices free up.",
         [ref(job)] + [ref(s) for s in dict.fromkeys(sources)],
         f"Lower the Job's parallelism to what fits (kubectl patch job -n {job.namespace} "

@@ -28,8 +28,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from dradash.dra.allocator import quantity_of
 from dradash.dra.capacity import Matcher, server_minor
-from dradash.dra.cel.quantity import Quantity, QuantityError
+from dradash.dra.cel.quantity import Quantity
 from dradash.dra.fields import mapping, mappings, text
 from dradash.dra.objects import Device, Pool
 from dradash.dra.state import ClusterState
@@ -259,18 +260,6 @@ def _pool_info(pool: Pool, problem: str, tally: Tally) -> PoolInfo:
     )
 
 
-def _quantity(value: Any) -> Quantity | None:
-    raw = mapping(value).get("value")
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        raw = str(raw)
-    if not isinstance(raw, str):
-        return None
-    try:
-        return Quantity.parse(raw)
-    except QuantityError:
-        return None
-
-
 def counter_sets(pool: Pool) -> list[CounterSet]:
     """The pool's shared counters (from its current slices), each counter with what the pool's
     allocated devices consume of it through ``consumesCounters``."""
@@ -279,7 +268,7 @@ def counter_sets(pool: Pool) -> list[CounterSet]:
         for counter_set in s.shared_counters:
             counters = declared.setdefault(text(counter_set.get("name")), {})
             for counter, value in mapping(counter_set.get("counters")).items():
-                if (q := _quantity(value)) is not None:
+                if (q := quantity_of(value)) is not None:
                     counters[counter] = q
     if not declared:
         return []
@@ -290,7 +279,7 @@ def counter_sets(pool: Pool) -> list[CounterSet]:
         for use in device.consumes_counters:
             name = text(use.get("counterSet"))
             for counter, value in mapping(use.get("counters")).items():
-                q = _quantity(value)
+                q = quantity_of(value)
                 if q is None or counter not in declared.get(name, {}):
                     continue
                 key = (name, counter)
@@ -492,7 +481,7 @@ def consumed_capacity(device: Device) -> dict[str, str]:
         if allocation.admin_access:
             continue
         for name, value in mapping(allocation.raw.get("consumedCapacity")).items():
-            q = _quantity({"value": value})
+            q = quantity_of({"value": value})
             if q is not None:
                 sums[name] = sums[name].add(q) if name in sums else q
     return {name: str(q) for name, q in sorted(sums.items())}

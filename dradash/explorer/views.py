@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from django import forms
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
@@ -57,9 +57,10 @@ def _filtered_list(
     form_class: type[forms.Form],
     template: str,
     rows: Callable[[ClusterState, dict[str, Any]], list[Any]],
-    extra: Callable[[ClusterState], dict[str, Any]],
+    extra: Callable[[ClusterState, Page], dict[str, Any]],
 ) -> HttpResponse:
-    """A list page: filter form, one page of rows, the results partial alone for htmx."""
+    """A list page: filter form, one page of rows, the results partial alone for htmx;
+    ``extra`` adds to the context what else the page shows."""
     snapshot = _get_snapshot(snapshot_id)
     form = form_class(request.GET)
     if not form.is_valid():
@@ -75,7 +76,7 @@ def _filtered_list(
             "form": form,
             "filters": form.cleaned_data,
             "page": page,
-            **extra(state),
+            **extra(state, page),
         },
     )
 
@@ -89,7 +90,7 @@ def claim_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
         ClaimFilterForm,
         "explorer/claims.html",
         claim_rows,
-        lambda state: {
+        lambda state, page: {
             "options": claim_filter_options(state),
             "states": CLAIM_STATES,
             "stages": STAGES,
@@ -107,7 +108,7 @@ def pod_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
         PodFilterForm,
         "explorer/pods.html",
         pod_rows,
-        lambda state: {
+        lambda state, page: {
             "options": pod_filter_options(state),
             "stages": STAGES,
             "total": len(state.dra_pods),
@@ -186,21 +187,13 @@ def class_detail(request: HtmxHttpRequest, snapshot_id: int, name: str) -> HttpR
 def device_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
     """The inventory: counts per class, node, driver and pool, then the devices grouped by
     driver, pool and node (only the device rows for htmx)."""
-    snapshot = _get_snapshot(snapshot_id)
-    form = DeviceFilterForm(request.GET)
-    if not form.is_valid():
-        return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
-    state = snapshot_state(snapshot)
-    found = device_rows(state, form.cleaned_data)
-    page = Paginator(found, PAGE_SIZE).get_page(form.cleaned_data.get("page") or 1)
-    return render(
+    return _filtered_list(
         request,
-        template_for(request, "explorer/devices.html", "results"),
-        {
-            "snapshot": snapshot,
-            "form": form,
-            "filters": form.cleaned_data,
-            "page": page,
+        snapshot_id,
+        DeviceFilterForm,
+        "explorer/devices.html",
+        device_rows,
+        lambda state, page: {
             "entries": device_entries(state, page.object_list),
             "total": len(state.devices),
             "options": device_filter_options(state),
