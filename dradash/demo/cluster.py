@@ -5,7 +5,7 @@ Shapes follow real manifests (``tests/fixtures/upstream``): the dra-example-driv
 (``NVIDIA_ATTRIBUTES.md``, the H100 and static-MIG slices), its DeviceClasses and quickstart specs
 (gpu-test6's ``index`` selector, the bats ``gpu-cel-nomatch`` spec), and the exact scheduler and
 kubelet messages of dra-reference §3. ``build(later=False)`` is the first snapshot,
-``build(later=True)`` the same cluster 30 minutes on.
+``build(later=True)`` the same cluster 30 minutes on (with a stale slice and an incomplete pool).
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ class Demo:
         name: str,
         devices: list[dict[str, Any]],
         generation: int = 0,
+        count: int = 1,
     ) -> None:
         self.add(
             {
@@ -116,7 +117,7 @@ class Demo:
                 "spec": {
                     "driver": driver,
                     "nodeName": node,
-                    "pool": {"generation": generation, "name": node, "resourceSliceCount": 1},
+                    "pool": {"generation": generation, "name": node, "resourceSliceCount": count},
                     "devices": devices,
                 },
             }
@@ -562,6 +563,14 @@ def build(later: bool = False) -> list[dict[str, Any]]:
         nvidia_mig_devices(mig, later),
         generation=2 if later else 1,
     )
+    if later:
+        # Half an hour on: the MIG reconfiguration's old slice lingers at generation 1 (the
+        # allocator ignores it), and a third example-driver node has joined, its pool published
+        # one slice of two so far (incomplete: skipped by the allocator from 1.35 on).
+        d.slice_(mig, NVIDIA, f"00000-{NVIDIA}-{mig}-8kq2d", nvidia_mig_devices(mig, False), 1)
+        w3 = "gpu-example-worker-3"
+        d.node(w3, {"example.com/gpu.present": "true"})
+        d.slice_(w3, EXAMPLE, f"{w3}-{EXAMPLE}-{uid(w3)[:5]}", example_gpus(w3)[:4], count=2)
     d.node(a100, {**gpu_labels, "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"})
     d.slice_(
         a100,

@@ -205,8 +205,10 @@ def test_demo_later_snapshot_changes() -> None:
         "claim-allocated",
         "device-tainted",
         "pool-generation",
+        "pool-added",
+        "node-added",
     ]
-    stage, allocated, tainted, generation = result.changes
+    stage, allocated, tainted, generation, pool, node = result.changes
     assert stage.sentence.startswith(
         "Pod batch/etl-worker-7: pod-pending (claim-not-created) → healthy (running)."
     )
@@ -226,6 +228,8 @@ def test_demo_later_snapshot_changes() -> None:
         "(ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-ftq9x)."
     )
     assert generation.sentence == "Pool gpu.nvidia.com/h100-mig-node-01 generation 1 → 2."
+    assert pool.sentence.startswith("Pool gpu.example.com/gpu-example-worker-3 appeared with 4")
+    assert node.sentence == "Node gpu-example-worker-3 was added."
     assert [c.ref for c in result.kind("ResourceClaim").added] == ["batch/etl-worker-7-gpu-k3f7w"]
     assert {c.ref for c in result.kind("Pod").changed} == {
         "batch/etl-worker-7",
@@ -443,9 +447,12 @@ def test_groups_follow_the_change_order_and_filter_by_kind() -> None:
         "claim-allocated",
         "device-tainted",
         "pool-generation",
+        "pool-added",
+        "node-added",
     ]
     assert [code for code, _, _ in result.groups("ResourceSlice")] == [
         "device-tainted",
         "pool-generation",
+        "pool-added",
     ]
-    assert result.groups("Node") == []
+    assert [code for code, _, _ in result.groups("Node")] == ["node-added"]

@@ -104,7 +104,8 @@ def test_anonymous_is_refused(client, demo) -> None:
 
 def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
     devices = get(api_client, "api-devices", demo[1].pk).json()
-    assert len(devices) == 37
+    # 37 devices, and 4 more in gpu-example-worker-3's incomplete pool (the allocator skips it)
+    assert len(devices) == 41
     # The designed fields stay; later ones come on top.
     assert {"driver", "pool", "device", "node", "allocated_to", "taints"} <= set(devices[0])
     held = [d for d in devices if d["allocated_to"]]
@@ -117,11 +118,13 @@ def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
     free = api_client.get(reverse("api-devices", args=[demo[1].pk]), {"state": "free"}).json()
     # Free: neither allocated nor tainted (the tainted MIG device goes only to a tolerating claim).
     assert len(free) == 37 - 24 - 1 and not any(d["allocated_to"] or d["taints"] for d in free)
+    unusable = [d for d in devices if d["status"] == "unusable"]
+    assert {d["pool"] for d in unusable} == {"gpu-example-worker-3"} and len(unusable) == 4
     bad = api_client.get(reverse("api-devices", args=[demo[1].pk]), {"state": "bogus"})
     assert bad.status_code == 400
 
     pools = get(api_client, "api-pools", demo[1].pk).json()
-    assert len(pools) == 5
+    assert len(pools) == 6
     assert {
         "driver",
         "pool",
@@ -132,8 +135,12 @@ def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
         "devices",
         "allocated",
     } <= set(pools[0])
-    assert sum(p["devices"] for p in pools) == 37
+    assert sum(p["devices"] for p in pools) == 41
     assert sum(p["allocated"] for p in pools) == 24
     mig = next(p for p in pools if p["pool"] == "h100-mig-node-01")
     assert mig["generation"] == 2 and mig["complete"] is True
+    # the slice of generation 1 lingers beside it, its devices not counted
+    assert [s["generation"] for s in mig["stale_slices"]] == [1]
+    joined = next(p for p in pools if p["pool"] == "gpu-example-worker-3")
+    assert (joined["slices"], joined["resource_slice_count"], joined["complete"]) == (1, 2, False)
     assert get(api_client, "api-pools", 999999).status_code == 404

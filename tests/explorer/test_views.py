@@ -350,13 +350,14 @@ def test_device_inventory_filters_and_links_to_claims(client_logged_in, demo) ->
     page = client_logged_in.get(url)
     assert page.status_code == 200
     html = page.content.decode()
-    assert "37 of 37 devices" in html
+    assert "41 of 41 devices" in html
     assert "h100-mig-node-01" in html  # the pools table
     tainted = client_logged_in.get(url, {"state": "tainted"}).content.decode()
-    assert "1 of 37 devices" in tainted and "gpu.nvidia.com/xid=43:NoSchedule" in tainted
+    assert "1 of 41 devices" in tainted and "gpu.nvidia.com/xid=43:NoSchedule" in tainted
     partial = client_logged_in.get(url, {"state": "free"}, headers={"HX-Request": "true"})
     body = partial.content.decode()
-    assert "12 of 37 devices" in body and "<html" not in body  # the tainted one is not free
+    # neither the tainted one nor those of the incomplete pool are free
+    assert "12 of 41 devices" in body and "<html" not in body
     held = client_logged_in.get(url, {"q": "render-farm-0"}).content.decode()
     claim = reverse("claim-detail", args=[demo[1].pk, "render", "render-farm-0-d1ce0-gpus-29c90"])
     assert claim in held
