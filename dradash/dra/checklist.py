@@ -21,24 +21,21 @@ Decisions:
 * Slices and devices are those of current pool generations: the allocator ignores stale ones.
 * Claim references: a template-generated claim not created yet is still being made, and
   finished Pods lose their generated claims by design; neither counts as a mismatch.
-* Leaked claims: orphaned generated claims, reservations for Pods that are gone, claims stuck
-  in deletion, allocated claims reserved by nobody, and claims still reserved only by Pods that
-  finished at least ``FINISHED_GRACE`` before the snapshot (the resourceclaim controller drops
-  such reservations and deletes a finished Pod's generated claims within seconds).
+* Leaked claims: the findings orphaned-claim, reserved-for-missing-pod, claim-stuck-deleting,
+  allocated-unreserved and reserved-for-finished-pod.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from dradash.dra.bundle import PROBLEM_STATUSES
-from dradash.dra.fields import dig, mapping, mappings, number, text, timestamp
+from dradash.dra.fields import mapping, mappings, number, text
 from dradash.dra.findings import Finding, ObjectRef, ref
 from dradash.dra.gc import gc_paused
-from dradash.dra.objects import Job, Pod, ResourceClaim, ResourceSlice
+from dradash.dra.objects import Job, Pod, ResourceSlice
 from dradash.dra.state import ClusterState
 from dradash.dra.words import listing, plural
 
@@ -48,7 +45,6 @@ RESOURCE_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClai
 EVIDENCE_SHOWN = 20  # objects listed per item; evidence_total counts them all
 NAMED = 3  # names spelled out in a summary before "and N more"
 TERMINAL_PHASES = ("Succeeded", "Failed")
-FINISHED_GRACE = timedelta(minutes=5)
 # PodClaimRef statuses that mean the reference does not resolve (see objects.PodClaimRef).
 BROKEN_REFS = {
     "claim-missing": "names a ResourceClaim ({claim}) that does not exist",
@@ -61,6 +57,7 @@ LEAK_FINDINGS = (
     "reserved-for-missing-pod",
     "claim-stuck-deleting",
     "allocated-unreserved",
+    "reserved-for-finished-pod",
 )
 
 
@@ -518,42 +515,12 @@ def _no_nodename_bypass(snap: _Snapshot) -> CheckItem:
 # --- 7. No leaked or orphaned claims ---------------------------------------------------------
 
 
-def _finished_long_ago(pod: Pod, captured: datetime | None) -> bool:
-    """Whether the Pod finished at least FINISHED_GRACE before the snapshot (True when the
-    times are unknown)."""
-    finished = [
-        t
-        for c in mappings(pod.status.get("containerStatuses"))
-        + mappings(pod.status.get("initContainerStatuses"))
-        if (t := timestamp(text(dig(c, "state", "terminated", "finishedAt"))))
-    ]
-    if captured is None or not finished:
-        return True
-    return captured - max(finished) >= FINISHED_GRACE
-
-
-def _held_by_finished_pods(state: ClusterState) -> list[tuple[ResourceClaim, list[Pod]]]:
-    """Claims still reserved, but only for Pods that finished: the resourceclaim controller
-    drops such reservations (and deletes the Pods' generated claims) within seconds."""
-    captured = timestamp(state.meta.captured_at)
-    out = []
-    for claim in state.claims.values():
-        if not claim.consumers or claim.deleting:
-            continue  # claims being deleted are claim-stuck-deleting's business
-        pods = [c.pod for c in claim.consumers]
-        if all(
-            p is not None and p.phase in TERMINAL_PHASES and _finished_long_ago(p, captured)
-            for p in pods
-        ):
-            out.append((claim, [p for p in pods if p is not None]))
-    return sorted(out, key=lambda held: held[0].key)
-
-
 LEAK_LABELS = {
     "orphaned-claim": "orphaned by their Pod",
     "reserved-for-missing-pod": "reserved for Pods that are gone",
     "claim-stuck-deleting": "stuck in deletion",
     "allocated-unreserved": "allocated but reserved by nobody",
+    "reserved-for-finished-pod": "still reserved only for finished Pods",
 }
 
 
@@ -561,8 +528,7 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
     code, title = "no-leaked-claims", "No leaked or orphaned claims"
     state = snap.state
     found = _from_findings(snap, LEAK_FINDINGS)
-    finished = _held_by_finished_pods(state) if not snap.missing("Pod") else []
-    if not found and not finished:
+    if not found:
         if missing := snap.missing("ResourceClaim", "Pod"):
             return _unknown(code, title, "whether claims were left behind", missing)
         if not state.pods and any(c.consumers or c.owner_references for c in state.claims.values()):
@@ -584,26 +550,12 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
     for finding_code, label in LEAK_LABELS.items():
         if n := sum(1 for f in found if f.code == finding_code):
             parts.append(f"{n} {label}")
-    if finished:
-        parts.append(f"{len(finished)} still reserved only for finished Pods")
     objects = [o for f in found for o in f.objects]
-    for claim, pods in finished:
-        objects += [ref(claim)] + [ref(p) for p in pods]
     claims = list(
         dict.fromkeys(
             f"{o['namespace']}/{o['name']}" for o in objects if o["kind"] == "ResourceClaim"
         )
     )
-    if found:
-        next_step = found[0].next_step
-    else:
-        claim, pods = finished[0]
-        next_step = (
-            f"kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml — the "
-            "resourceclaim controller (kube-controller-manager) should have released it; check "
-            f"its logs, and delete the finished Pod (kubectl delete pod -n {pods[0].namespace} "
-            f"{pods[0].name}) so that its generated claim goes with it."
-        )
     return _item(
         code,
         title,
@@ -611,7 +563,7 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
         f"{plural(len(claims), 'ResourceClaim')} ({listing(claims, NAMED)}) "
         f"{'is' if len(claims) == 1 else 'are'} left behind: {', '.join(parts)}.",
         objects,
-        next_step,
+        found[0].next_step,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from dradash.dra.capacity import (
@@ -28,7 +29,7 @@ from dradash.dra.capacity import (
     pod_priority,
     wanted_pods,
 )
-from dradash.dra.fields import mappings, text, timestamp
+from dradash.dra.fields import dig, mappings, text, timestamp
 from dradash.dra.objects import (
     AllocationResult,
     Device,
@@ -47,6 +48,9 @@ V1 = "resource.k8s.io/v1"
 # into the Pod's network namespace, so its claims are never listed in resources.claims.
 POD_LEVEL_DRIVERS = frozenset({"dra.net"})
 TERMINAL_PHASES = ("Succeeded", "Failed")
+# The resourceclaim controller drops the reservation of a Pod that will not run anymore within
+# seconds; one that still holds it this long after the Pod finished was left behind.
+FINISHED_GRACE = timedelta(minutes=5)
 LISTED = 5  # names spelled out in a message before "and N more"
 
 ObjectRef = dict[str, str]
@@ -269,12 +273,15 @@ def _claims_not_used(state: ClusterState, pod: Pod) -> Finding | None:
 
 def _claim_findings(state: ClusterState) -> Iterable[Finding]:
     have_pods = bool(state.pods)  # a snapshot without Pods cannot tell whose Pods are gone
+    captured = timestamp(state.meta.captured_at)
     for claim in state.claims.values():
         if have_pods and (finding := _orphaned(state, claim)):
             yield finding
         if claim.allocated and not claim.reserved and not claim.deleting:
             yield _allocated_unreserved(state, claim)
         if have_pods and (finding := _reserved_for_missing(state, claim)):
+            yield finding
+        if have_pods and (finding := _reserved_for_finished(state, claim, captured)):
             yield finding
         if claim.deleting and claim.finalizers:
             yield _stuck_deleting(state, claim)
@@ -352,6 +359,51 @@ def _reserved_for_missing(state: ClusterState, claim: ResourceClaim) -> Finding 
         f"`kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml` and the "
         "kube-controller-manager logs.",
     )
+
+
+def _reserved_for_finished(
+    state: ClusterState, claim: ResourceClaim, captured: datetime | None
+) -> Finding | None:
+    """Reserved only for Pods that finished: the resourceclaim controller removes such
+    reservations ("pod will not run anymore") and deletes the Pods' generated claims."""
+    if not claim.consumers or claim.deleting:
+        return None  # a claim being deleted is claim-stuck-deleting's business
+    pods = [c.pod for c in claim.consumers]
+    if not all(
+        p is not None and p.phase in TERMINAL_PHASES and _finished_long_ago(p, captured)
+        for p in pods
+    ):
+        return None
+    done = [p for p in pods if p is not None]
+    names = [f"{p.name} ({p.phase})" for p in done]
+    return Finding(
+        "reserved-for-finished-pod",
+        "warning",
+        f"ResourceClaim {claim.ref} is still reserved only for "
+        f"{'Pod' if len(done) == 1 else 'Pods'} {listing(names, LISTED)}, which finished at "
+        f"least {FINISHED_GRACE.seconds // 60} minutes before the snapshot: the resourceclaim "
+        "controller removes the reservations of Pods that will not run anymore within seconds, "
+        "so its devices stay in use while it lags.",
+        [ref(claim)] + [ref(p) for p in done],
+        f"kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml — the resourceclaim "
+        "controller (kube-controller-manager) should have released it; check its logs, and "
+        f"delete the finished Pod (kubectl delete pod -n {done[0].namespace} {done[0].name}) so "
+        "that its generated claim goes with it.",
+    )
+
+
+def _finished_long_ago(pod: Pod, captured: datetime | None) -> bool:
+    """Whether the Pod finished at least FINISHED_GRACE before the snapshot (True when the
+    times are unknown)."""
+    finished = [
+        t
+        for c in mappings(pod.status.get("containerStatuses"))
+        + mappings(pod.status.get("initContainerStatuses"))
+        if (t := timestamp(text(dig(c, "state", "terminated", "finishedAt"))))
+    ]
+    if captured is None or not finished:
+        return True
+    return captured - max(finished) >= FINISHED_GRACE
 
 
 def _stuck_deleting(state: ClusterState, claim: ResourceClaim) -> Finding:

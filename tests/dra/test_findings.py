@@ -356,6 +356,58 @@ def test_reservations_found_by_uid_or_by_name_are_fine() -> None:
     assert of(build(*example_cluster(), lonely), "reserved-for-missing-pod") == []  # no Pods
 
 
+# --- reserved-for-finished-pod ---------------------------------------------------------------
+
+
+def finished(obj: dict[str, Any], phase: str, at: str) -> dict[str, Any]:
+    """The Pod once its only container terminated at ``at``."""
+    obj = scheduled(obj, phase=phase)
+    obj["status"]["containerStatuses"] = [
+        {"name": "ctr0", "state": {"terminated": {"exitCode": 1, "finishedAt": at}}}
+    ]
+    return obj
+
+
+CAPTURED = SnapshotMeta(captured_at="2026-11-28T10:30:00+00:00")
+
+
+def test_reservation_only_for_pods_that_finished_long_ago() -> None:
+    p0 = finished(fixture_pod("pod0", SHARED_ACROSS_PODS), "Failed", "2026-11-28T10:03:00Z")
+    c = claim(
+        "single-gpu",
+        "basic-shared-claim-across-pods",
+        results=[result("gpu", "gpu-0", pool=WORKER)],
+        reserved_for=[consumer(p0)],
+    )
+
+    finding = the(build(*example_cluster(), p0, c, meta=CAPTURED), "reserved-for-finished-pod")
+
+    assert names(finding, "Pod") == ["pod0"]
+    assert "pod0 (Failed)" in finding.message
+    assert "kubectl delete pod -n basic-shared-claim-across-pods pod0" in finding.next_step
+
+
+def test_no_finished_pod_finding_while_the_controller_has_time_or_a_pod_still_runs() -> None:
+    just = finished(fixture_pod("pod0", SHARED_ACROSS_PODS), "Succeeded", "2026-11-28T10:28:00Z")
+    running = scheduled(fixture_pod("pod1", SHARED_ACROSS_PODS))
+    c = claim(
+        "single-gpu",
+        "basic-shared-claim-across-pods",
+        results=[result("gpu", "gpu-0", pool=WORKER)],
+        reserved_for=[consumer(just), consumer(running)],
+    )
+    recent = claim(
+        "recent",
+        "basic-shared-claim-across-pods",
+        results=[result(pool=WORKER)],
+        reserved_for=[consumer(just)],
+    )
+
+    state = build(*example_cluster(), just, running, c, recent, meta=CAPTURED)
+
+    assert of(state, "reserved-for-finished-pod") == []
+
+
 # --- claim-stuck-deleting --------------------------------------------------------------------
 
 
