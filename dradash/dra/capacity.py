@@ -1,8 +1,8 @@
 """Capacity: how many devices requests can get, per node, as the allocator would see them.
 
-The machinery the findings ``no-preemption`` and ``parallelism-exceeds-capacity`` use (``Matcher``,
-``Capacity``, ``Alternative``, ``job_demands``…) and the two views built on it for the device
-inventory (issue 7, "Capacity that tells the truth"):
+The machinery the findings ``no-preemption`` and ``parallelism-exceeds-capacity`` use
+(``Capacity``, ``Alternative``, ``job_demands``…; devices matched by ``matching.Matcher``) and the
+two views built on it for the device inventory (issue 7, "Capacity that tells the truth"):
 
 - ``class_capacity(state)``: per DeviceClass, devices free against allocated and tainted, and how
   many of the requests waiting for the class the free devices could serve at once, by the number
@@ -28,20 +28,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dradash.dra.cel import (
-    CelCompileError,
-    DeviceInput,
-    Program,
-    Selector,
-    compile_selector,
-    evaluate_devices,
-)
-from dradash.dra.cel.device import projection
 from dradash.dra.fields import dig, mapping, mappings, number, text
-from dradash.dra.matching import device_table
+from dradash.dra.matching import Matcher, Want, want_of
 from dradash.dra.objects import (
     Device,
-    DeviceRequestSpec,
     Job,
     Pod,
     Request,
@@ -92,112 +82,6 @@ def untolerated(device: Device, tolerations: list[dict[str, Any]]) -> bool:
 
 
 # --- selectors: which devices a request can get ----------------------------------------------
-
-# What a request (or a firstAvailable subrequest) asks for: (device class, request selectors).
-Want = tuple[str, tuple[str | None, ...]]
-
-
-def want_of(spec: DeviceRequestSpec) -> Want:
-    return (spec.device_class_name, tuple(spec.selectors))
-
-
-class Matcher:
-    """The devices matching class + request selectors, for many requests at once.
-
-    ``add`` every (class, selectors) first, then ``run`` evaluates them together: the devices
-    are grouped once by everything any of the selectors reads, those groups again by what each
-    selector set reads, and each selector set runs once per group. ``devices(want)`` is None
-    when the class is missing or a selector does not compile (the allocator would fail, not find
-    devices); a device on which a selector fails at runtime does not match.
-    """
-
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
-        self._pending: set[Want] = set()
-        self._results: dict[Want, list[Device] | None] = {}
-        self._programs: dict[str, Program | None] = {}
-
-    def add(self, want: Want) -> None:
-        if want not in self._results:
-            self._pending.add(want)
-
-    def devices(self, want: Want) -> list[Device] | None:
-        if want not in self._results:
-            self.add(want)
-            self.run()
-        return self._results[want]
-
-    def _program(self, expression: str | None) -> Program | None:
-        if expression is None:
-            return None
-        if expression not in self._programs:
-            try:
-                self._programs[expression] = compile_selector(expression)
-            except CelCompileError:
-                self._programs[expression] = None
-        return self._programs[expression]
-
-    def _selectors(self, want: Want) -> list[Selector] | None:
-        class_name, expressions = want
-        device_class = self.state.classes.get(class_name)
-        if device_class is None:
-            return None
-        selectors = []
-        for i, expression in enumerate(device_class.selectors):
-            program = self._program(expression)
-            if program is None:
-                return None
-            selectors.append(Selector(program, f"class {class_name}: selector #{i}: "))
-        for expression in expressions:
-            program = self._program(expression)
-            if program is None:
-                return None
-            selectors.append(Selector(program))
-        return selectors
-
-    def run(self) -> None:
-        wants = sorted(self._pending, key=lambda w: (w[0], tuple(e or "" for e in w[1])))
-        self._pending.clear()
-        compiled: dict[Want, list[Selector]] = {}
-        for want in wants:
-            selectors = self._selectors(want)
-            if selectors is None:
-                self._results[want] = None
-            else:
-                compiled[want] = selectors
-        if not compiled:
-            return
-        devices, inputs, errors = device_table(self.state)
-        # Devices alike in everything any of the selectors reads: one evaluation serves each.
-        by_reads: dict[frozenset[tuple[str, ...]], list[Want]] = defaultdict(list)
-        for want, selectors in compiled.items():
-            by_reads[frozenset().union(*(s.program.reads for s in selectors))].append(want)
-        reads = frozenset().union(*by_reads)
-        groups: dict[tuple[object, ...], list[int]] = {}
-        for i, device_input in enumerate(inputs):
-            if errors[i] is None:  # a device CEL cannot read matches nothing
-                groups.setdefault(projection(reads, device_input), []).append(i)
-        members = list(groups.values())
-        representatives: list[DeviceInput] = [inputs[m[0]] for m in members]
-        # Then per set of reads, so that one selector reading something every device has its
-        # own of (a uuid) does not make every other selector run once per device.
-        for own_reads, same in by_reads.items():
-            subgroups: dict[tuple[object, ...], list[int]] = {}
-            for g, rep in enumerate(representatives):
-                subgroups.setdefault(projection(own_reads, rep), []).append(g)
-            sub = list(subgroups.values())
-            reps = [representatives[g[0]] for g in sub]
-            no_errors: list[str | None] = [None] * len(reps)
-            for want in same:
-                verdicts = evaluate_devices(compiled[want], reps, errors=no_errors)
-                self._results[want] = [
-                    devices[i]
-                    for gs, v in zip(sub, verdicts, strict=True)
-                    if v.matches
-                    for g in gs
-                    for i in members[g]
-                ]
-
 
 # --- capacity: the devices a request can get, per node ---------------------------------------
 

@@ -8,7 +8,8 @@ the evidence.
 Selectors are evaluated once per distinct (device class, request selectors) for the whole
 snapshot, and only for the Pods and Jobs that need them: devices are grouped by what any of
 those selectors reads, so one CEL run serves every device with the same projection. The
-capacity machinery (``Matcher``, ``Capacity``) lives in ``capacity.py``.
+capacity machinery (``Capacity``) lives in ``capacity.py``, the batch selector evaluation
+(``Matcher``) in ``matching.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any
 from dradash.dra.capacity import (
     Alternative,
     Capacity,
-    Matcher,
     alternatives,
     job_demands,
     job_fit,
@@ -30,6 +30,7 @@ from dradash.dra.capacity import (
     wanted_pods,
 )
 from dradash.dra.fields import dig, mappings, text, timestamp
+from dradash.dra.matching import Matcher
 from dradash.dra.objects import (
     AllocationResult,
     Device,

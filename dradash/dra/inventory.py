@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dradash.dra.allocator import quantity_of
-from dradash.dra.capacity import Matcher, server_minor
+from dradash.dra.capacity import server_minor
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.fields import mapping, mappings, text
+from dradash.dra.matching import Matcher
 from dradash.dra.objects import Device, Pool
 from dradash.dra.state import ClusterState
 

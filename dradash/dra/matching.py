@@ -2,12 +2,13 @@
 
 Devices are those of current-generation pools, as the allocator sees them. With a DeviceClass,
 the class's selectors apply first, as in the allocator; the expression then decides for the
-devices the class lets through.
+devices the class lets through. ``Matcher`` answers the same for many (class, request selectors)
+at once, for the findings, capacity and inventory.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,13 +16,14 @@ from dradash.dra.cel import (
     CelCompileError,
     DeviceInput,
     DeviceVerdict,
+    Program,
     Selector,
     compile_selector,
     evaluate_devices,
 )
-from dradash.dra.cel.device import conversion_error
+from dradash.dra.cel.device import conversion_error, projection
 from dradash.dra.gc import gc_paused
-from dradash.dra.objects import Device
+from dradash.dra.objects import Device, DeviceRequestSpec
 from dradash.dra.state import ClusterState
 
 # Attributes worth a column in a table of devices, in order of preference.
@@ -188,3 +190,109 @@ def key_attributes(device: Device, limit: int = 4) -> list[tuple[str, Any]]:
     if isinstance(memory, dict) and len(picked) < limit:
         picked.append(("memory", memory.get("value")))
     return picked
+
+
+# What a request (or a firstAvailable subrequest) asks for: (device class, request selectors).
+Want = tuple[str, tuple[str | None, ...]]
+
+
+def want_of(spec: DeviceRequestSpec) -> Want:
+    return (spec.device_class_name, tuple(spec.selectors))
+
+
+class Matcher:
+    """The devices matching class + request selectors, for many requests at once.
+
+    ``add`` every (class, selectors) first, then ``run`` evaluates them together: the devices
+    are grouped once by everything any of the selectors reads, those groups again by what each
+    selector set reads, and each selector set runs once per group. ``devices(want)`` is None
+    when the class is missing or a selector does not compile (the allocator would fail, not find
+    devices); a device on which a selector fails at runtime does not match.
+    """
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self._pending: set[Want] = set()
+        self._results: dict[Want, list[Device] | None] = {}
+        self._programs: dict[str, Program | None] = {}
+
+    def add(self, want: Want) -> None:
+        if want not in self._results:
+            self._pending.add(want)
+
+    def devices(self, want: Want) -> list[Device] | None:
+        if want not in self._results:
+            self.add(want)
+            self.run()
+        return self._results[want]
+
+    def _program(self, expression: str | None) -> Program | None:
+        if expression is None:
+            return None
+        if expression not in self._programs:
+            try:
+                self._programs[expression] = compile_selector(expression)
+            except CelCompileError:
+                self._programs[expression] = None
+        return self._programs[expression]
+
+    def _selectors(self, want: Want) -> list[Selector] | None:
+        class_name, expressions = want
+        device_class = self.state.classes.get(class_name)
+        if device_class is None:
+            return None
+        selectors = []
+        for i, expression in enumerate(device_class.selectors):
+            program = self._program(expression)
+            if program is None:
+                return None
+            selectors.append(Selector(program, f"class {class_name}: selector #{i}: "))
+        for expression in expressions:
+            program = self._program(expression)
+            if program is None:
+                return None
+            selectors.append(Selector(program))
+        return selectors
+
+    def run(self) -> None:
+        wants = sorted(self._pending, key=lambda w: (w[0], tuple(e or "" for e in w[1])))
+        self._pending.clear()
+        compiled: dict[Want, list[Selector]] = {}
+        for want in wants:
+            selectors = self._selectors(want)
+            if selectors is None:
+                self._results[want] = None
+            else:
+                compiled[want] = selectors
+        if not compiled:
+            return
+        devices, inputs, errors = device_table(self.state)
+        # Devices alike in everything any of the selectors reads: one evaluation serves each.
+        by_reads: dict[frozenset[tuple[str, ...]], list[Want]] = defaultdict(list)
+        for want, selectors in compiled.items():
+            by_reads[frozenset().union(*(s.program.reads for s in selectors))].append(want)
+        reads = frozenset().union(*by_reads)
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for i, device_input in enumerate(inputs):
+            if errors[i] is None:  # a device CEL cannot read matches nothing
+                groups.setdefault(projection(reads, device_input), []).append(i)
+        members = list(groups.values())
+        representatives: list[DeviceInput] = [inputs[m[0]] for m in members]
+        # Then per set of reads, so that one selector reading something every device has its
+        # own of (a uuid) does not make every other selector run once per device.
+        for own_reads, same in by_reads.items():
+            subgroups: dict[tuple[object, ...], list[int]] = {}
+            for g, rep in enumerate(representatives):
+                subgroups.setdefault(projection(own_reads, rep), []).append(g)
+            sub = list(subgroups.values())
+            reps = [representatives[g[0]] for g in sub]
+            no_errors: list[str | None] = [None] * len(reps)
+            for want in same:
+                verdicts = evaluate_devices(compiled[want], reps, errors=no_errors)
+                self._results[want] = [
+                    devices[i]
+                    for gs, v in zip(sub, verdicts, strict=True)
+                    if v.matches
+                    for g in gs
+                    for i in members[g]
+                ]
