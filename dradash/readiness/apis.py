@@ -60,6 +60,7 @@ CapacitySerializer = inline_serializer(
                 "device_class": serializers.CharField(),
                 "known": serializers.BooleanField(),
                 "devices": serializers.IntegerField(),
+                "in_skipped_pools": serializers.IntegerField(),
                 "allocated": serializers.IntegerField(),
                 "tainted": serializers.IntegerField(),
                 "free": serializers.IntegerField(),
@@ -91,11 +92,12 @@ CapacitySerializer = inline_serializer(
 )
 
 
-def _class_dict(c: capacity.ClassCapacity) -> dict[str, Any]:
+def _class_dict(c: capacity.ClassCapacity, skipped: int) -> dict[str, Any]:
     return {
         "device_class": c.name,
         "known": c.known,
         "devices": c.total,
+        "in_skipped_pools": skipped,
         "allocated": c.allocated,
         "tainted": c.tainted,
         "free": c.free,
@@ -143,7 +145,7 @@ class CapacityApi(BaseApi):
         found = snapshot_capacity(state)
         return Response(
             {
-                "classes": [_class_dict(c) for c, _ in found["classes"]],
+                "classes": [_class_dict(c, skipped) for c, _, skipped in found["classes"]],
                 "jobs": [_job_dict(j) for j in found["jobs"]],
             }
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from dradash.dra import capacity, checklist
+from dradash.dra import capacity, checklist, inventory
 from dradash.dra.state import ClusterState
 from dradash.explorer.selectors import snapshot_findings
 
@@ -25,10 +25,17 @@ def snapshot_capacity(state: ClusterState) -> dict[str, Any]:
     return state.derived(
         "capacity-page",
         lambda s: {
-            "classes": [(c, _free_set_sizes(c)) for c in capacity.class_capacity(s)],
+            "classes": _classes(s),
             "jobs": sorted(capacity.job_capacity(s), key=_job_order),
         },
     )
+
+
+def _classes(state: ClusterState) -> list[tuple[capacity.ClassCapacity, list, int]]:
+    """Per class: its capacity, how its free devices are spread, and how many of its devices
+    sit in pools the allocator skips (incomplete or invalid: not counted as capacity)."""
+    skipped = {c.name: c.tally.unusable for c in inventory.inventory(state).classes}
+    return [(c, _free_set_sizes(c), skipped.get(c.name, 0)) for c in capacity.class_capacity(state)]
 
 
 def _job_order(j: capacity.JobCapacity) -> int:

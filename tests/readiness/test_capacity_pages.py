@@ -150,3 +150,16 @@ def test_class_names_are_escaped_in_the_page_and_its_svg(client_logged_in) -> No
 def test_unknown_snapshot_is_404(client_logged_in, api_client) -> None:
     assert client_logged_in.get(reverse("snapshot-capacity", args=[424242])).status_code == 404
     assert api_client.get("/api/v1/snapshots/424242/capacity").status_code == 404
+
+
+def test_devices_in_pools_the_allocator_skips_are_named_not_counted(
+    client_logged_in, api_client, demo
+) -> None:
+    """The later demo snapshot: gpu-example-worker-3 published 1 of its pool's 2 slices."""
+    snapshot = demo[1]
+    classes = api_client.get(f"/api/v1/snapshots/{snapshot.pk}/capacity").json()["classes"]
+    example = next(c for c in classes if c["device_class"] == "gpu.example.com")
+    assert (example["devices"], example["in_skipped_pools"]) == (16, 4)
+    html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
+    assert "4 more in pools the allocator skips" in html
+    assert "state=unusable" in html
