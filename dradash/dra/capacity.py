@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dradash.dra.fields import dig, mapping, mappings, number, text
-from dradash.dra.matching import Matcher, Want, want_of
+from dradash.dra.matching import Matcher, Want, snapshot_matcher, want_of
 from dradash.dra.objects import (
     Device,
     Job,
     Pod,
+    Pool,
     Request,
     Resource,
     ResourceClaim,
@@ -81,7 +82,25 @@ def untolerated(device: Device, tolerations: list[dict[str, Any]]) -> bool:
     )
 
 
-# --- selectors: which devices a request can get ----------------------------------------------
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def pool_problem(pool: Pool, minor: int | None) -> str:
+    """Why the allocator takes no ExactCount device from the pool: ``invalid``,
+    ``incomplete`` or "" (it uses the pool)."""
+    if not pool.valid:
+        return "invalid"
+    if not pool.complete and (minor is None or minor >= 35):
+        return "incomplete"
+    return ""
+
+
+def blocking_taints(device: Device) -> list[dict[str, Any]]:
+    """The device's taints that keep new claims away unless they tolerate them."""
+    if not device.rule_taints and "taints" not in device.raw:
+        return []
+    return [t for t in device.taints if t.get("effect") in BLOCKING_EFFECTS]
+
 
 # --- capacity: the devices a request can get, per node ---------------------------------------
 
@@ -138,13 +157,8 @@ class Capacity:
         self._holder: dict[int, float] = {}
         self._outlook: dict[tuple[Any, ...], tuple[bool, bool, list[Device]] | None] = {}
         minor = server_minor(state)
-        # Pools the allocator takes ExactCount devices from (dra-reference §5.2): never an
-        # invalid one; from 1.35 on not an incomplete one either.
-        self._pools = {
-            id(p)
-            for p in state.pools.values()
-            if p.valid and (p.complete or (minor is not None and minor < 35))
-        }
+        # Pools the allocator takes ExactCount devices from (dra-reference §5.2).
+        self._pools = {id(p) for p in state.pools.values() if not pool_problem(p, minor)}
         # Devices an allocation blocks for other claims (admin access and devices that allow
         # multiple allocations do not).
         self._taken = {
@@ -419,7 +433,7 @@ def job_capacity(state: ClusterState) -> list[JobCapacity]:
 
 
 def _job_capacity(state: ClusterState) -> list[JobCapacity]:
-    matcher = Matcher(state)
+    matcher = snapshot_matcher(state)
     capacity = Capacity(state, matcher)
     jobs = list(job_demands(state))
     for _, _, needs in jobs:
@@ -592,7 +606,7 @@ def _waiting_requests(state: ClusterState) -> dict[str, _Waiting]:
 
 
 def _class_capacity(state: ClusterState) -> list[ClassCapacity]:
-    matcher = Matcher(state)
+    matcher = snapshot_matcher(state)
     capacity = Capacity(state, matcher)
     waiting = _waiting_requests(state)
     for name in state.classes:
@@ -622,7 +636,7 @@ def _one_class(capacity: Capacity, name: str, waiting: _Waiting) -> ClassCapacit
         out.total += 1
         if not capacity.free(d):
             out.allocated += 1
-        elif (d.rule_taints or "taints" in d.raw) and untolerated(d, []):
+        elif blocking_taints(d):
             out.tainted += 1
         else:
             free.append(d)

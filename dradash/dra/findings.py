@@ -30,7 +30,7 @@ from dradash.dra.capacity import (
     wanted_pods,
 )
 from dradash.dra.fields import dig, mappings, text, timestamp
-from dradash.dra.matching import Matcher
+from dradash.dra.matching import snapshot_matcher
 from dradash.dra.objects import (
     AllocationResult,
     Device,
@@ -638,7 +638,7 @@ def _dangling_allocations(state: ClusterState) -> Iterable[Finding]:
 
 
 def _capacity_findings(state: ClusterState) -> Iterable[Finding]:
-    matcher = Matcher(state)
+    matcher = snapshot_matcher(state)
     capacity = Capacity(state, matcher)
     waiting = list(_waiting_pods(state))
     jobs = list(job_demands(state))

@@ -29,32 +29,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from dradash.dra.allocator import quantity_of
-from dradash.dra.capacity import server_minor
+from dradash.dra.capacity import blocking_taints, pool_problem, server_minor
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.fields import mapping, mappings, text
-from dradash.dra.matching import Matcher
+from dradash.dra.matching import snapshot_matcher
 from dradash.dra.objects import Device, Pool
 from dradash.dra.state import ClusterState
 
 STATUSES = ("allocated", "unusable", "tainted", "free")
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-def pool_problem(pool: Pool, minor: int | None) -> str:
-    """Why the allocator takes no ExactCount device from the pool: ``invalid``,
-    ``incomplete`` or "" (it uses the pool)."""
-    if not pool.valid:
-        return "invalid"
-    if not pool.complete and (minor is None or minor >= 35):
-        return "incomplete"
-    return ""
-
-
-def blocking_taints(device: Device) -> list[dict[str, Any]]:
-    """The device's taints that keep new claims away unless they tolerate them."""
-    if not device.rule_taints and "taints" not in device.raw:
-        return []
-    return [t for t in device.taints if t.get("effect") in BLOCKING_EFFECTS]
 
 
 @dataclass
@@ -222,7 +204,7 @@ def _class_membership(
 ) -> tuple[dict[str, set[int]], dict[int, list[str]], list[ClassInventory]]:
     """Devices each class's own selectors admit, all classes evaluated in one batch. A device on
     which a selector fails at runtime is not admitted (the class page shows those errors)."""
-    matcher = Matcher(state)
+    matcher = snapshot_matcher(state)
     names = sorted(state.classes)
     for name in names:
         matcher.add((name, ()))

@@ -296,3 +296,9 @@ class Matcher:
                     for g in gs
                     for i in members[g]
                 ]
+
+
+def snapshot_matcher(state: ClusterState) -> Matcher:
+    """The snapshot's one Matcher: findings, capacity and the inventory ask for many of the same
+    (class, selectors), each then evaluated once per snapshot."""
+    return state.derived("matcher", Matcher)
