@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
+
+from benchmarks.stored import django_setup, stored_profile
 
 
 def main() -> None:
@@ -23,41 +24,35 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the imported snapshot")
     args = parser.parse_args()
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
-    os.environ.setdefault("DRADASH_DEBUG", "1")
-    os.environ.setdefault("DRADASH_ALLOWED_HOSTS", "testserver")
-    import django
-
-    django.setup()
+    django_setup()
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
 
     from benchmarks.playground import SELECTORS
-    from benchmarks.synthetic import PROFILES, bundle_chunks, generate
     from dradash.snapshots.selectors import state_cache
-    from dradash.snapshots.services import blobs_prune, bundle_import
 
-    data = "".join(bundle_chunks(args.profile, generate(**PROFILES[args.profile]))).encode()
-    started = time.perf_counter()
-    snapshot = bundle_import(files=[("synthetic.json", data)])
-    print(
-        f"imported synthetic-{args.profile} into {connection.vendor}: {snapshot.object_count:,} "
-        f"objects, {len(data) / 2**20:.1f} MiB bundle, {time.perf_counter() - started:.1f} s"
-    )
-    user, _ = get_user_model().objects.get_or_create(username="benchmark")
-    client = Client()
-    client.force_login(user)
+    with stored_profile(args.profile, keep=args.keep) as stored:
+        snapshot = stored.snapshot
+        print(
+            f"imported synthetic-{args.profile} into {connection.vendor}: "
+            f"{snapshot.object_count:,} objects, {stored.bundle_bytes / 2**20:.1f} MiB bundle, "
+            f"{stored.import_seconds:.1f} s"
+        )
+        user, _ = get_user_model().objects.get_or_create(username="benchmark")
+        client = Client()
+        client.force_login(user)
 
-    def post(expression: str) -> tuple[float, dict[str, int]]:
-        body = json.dumps({"expression": expression, "snapshot": snapshot.pk})
-        t0 = time.perf_counter()
-        response = client.post("/api/v1/selectors/evaluate", body, content_type="application/json")
-        elapsed = time.perf_counter() - t0
-        assert response.status_code == 200, response.content[:300]
-        return elapsed, response.json()["summary"]
+        def post(expression: str) -> tuple[float, dict[str, int]]:
+            body = json.dumps({"expression": expression, "snapshot": snapshot.pk})
+            t0 = time.perf_counter()
+            response = client.post(
+                "/api/v1/selectors/evaluate", body, content_type="application/json"
+            )
+            elapsed = time.perf_counter() - t0
+            assert response.status_code == 200, response.content[:300]
+            return elapsed, response.json()["summary"]
 
-    try:
         state_cache.clear()
         first_expression = SELECTORS[0][1]
         cold, summary = post(first_expression)
@@ -67,10 +62,6 @@ def main() -> None:
         for name, expression, _ in SELECTORS[1:]:
             elapsed, summary = post(expression)
             print(f"{name + ' (new expression)':40} {elapsed:6.2f} s  {summary}")
-    finally:
-        if not args.keep:
-            snapshot.delete()
-            blobs_prune()
 
 
 if __name__ == "__main__":

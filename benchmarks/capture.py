@@ -25,13 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import os
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.stored import django_setup
 
 LISTS = [  # what a capture lists, at resource.k8s.io/v1
     "/api/v1/namespaces",
@@ -151,11 +152,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the captured snapshots")
     args = parser.parse_args()
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
-    os.environ.setdefault("DRADASH_DEBUG", "1")
-    import django
-
-    django.setup()
+    django_setup()
     from dradash.clusters.models import Cluster
     from dradash.clusters.services import capture_run_create, capture_run_execute
     from dradash.snapshots.services import blobs_prune

@@ -12,9 +12,10 @@ loaded. A benchmark, not a test: it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from urllib.parse import urlencode
+
+from benchmarks.stored import django_setup, stored_profile
 
 
 def main() -> None:
@@ -23,26 +24,18 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the imported snapshot")
     args = parser.parse_args()
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dradash.settings")
-    os.environ.setdefault("DRADASH_DEBUG", "1")
-    os.environ.setdefault("DRADASH_ALLOWED_HOSTS", "testserver")
-    import django
-
-    django.setup()
+    django_setup()
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from benchmarks.synthetic import PROFILES, bundle_chunks, generate
     from dradash.explorer.selectors import snapshot_diagnosis, snapshot_findings
     from dradash.snapshots.selectors import snapshot_state, state_cache
-    from dradash.snapshots.services import blobs_prune, bundle_import
 
-    data = "".join(bundle_chunks(args.profile, generate(**PROFILES[args.profile]))).encode()
-    snapshot = bundle_import(files=[("synthetic.json", data)])
-    print(f"synthetic-{args.profile}: {snapshot.object_count:,} objects in {connection.vendor}")
-    try:
+    with stored_profile(args.profile, keep=args.keep) as stored:
+        snapshot = stored.snapshot
+        print(f"synthetic-{args.profile}: {snapshot.object_count:,} objects in {connection.vendor}")
         state_cache.clear()
         t0 = time.perf_counter()
         state = snapshot_state(snapshot)
@@ -123,10 +116,6 @@ def main() -> None:
             print(
                 f"{name:44} {timings[0] * 1000:6.0f}ms {timings[1] * 1000:6.0f}ms {len(queries):8}"
             )
-    finally:
-        if not args.keep:
-            snapshot.delete()
-            blobs_prune()
 
 
 if __name__ == "__main__":
