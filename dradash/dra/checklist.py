@@ -7,9 +7,9 @@ findings; several items are those findings seen as a checklist, the others are j
 the state's objects.
 
 ``unknown`` means the snapshot cannot tell: it lacks the served API versions, or a kind the item
-needs could not be read. ``kinds`` is the per-kind capture status as stored with a snapshot
-(``{"Job": {"status": "forbidden", …}}``, see dradash.dra.bundle.KIND_STATUSES); without it,
-only what the objects themselves show counts (a Pod owned by a Job the snapshot lacks means Jobs
+needs could not be read. ``state.meta.kinds`` is the per-kind capture status as stored with a
+snapshot (``{"Job": {"status": "forbidden", …}}``, see dradash.dra.bundle.KIND_STATUSES); without
+it, only what the objects themselves show counts (a Pod owned by a Job the snapshot lacks means Jobs
 were not captured). A failure the snapshot does show is reported even when other kinds are
 missing.
 
@@ -96,20 +96,14 @@ class _Snapshot:
         return [k for k in kinds if self.kind_status.get(k) in PROBLEM_STATUSES]
 
 
-def evaluate(
-    state: ClusterState,
-    found: list[Finding],
-    *,
-    kinds: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[CheckItem]:
-    """The checklist, in its order. ``found`` is ``findings.find(state)``; ``kinds`` the
-    snapshot's per-kind capture status (``state.meta.kinds`` unless given)."""
+def evaluate(state: ClusterState, found: list[Finding]) -> list[CheckItem]:
+    """The checklist, in its order. ``found`` is ``findings.find(state)``."""
     by_code: dict[str, list[Finding]] = {}
     for finding in found:
         by_code.setdefault(finding.code, []).append(finding)
     kind_status = {
         name: text(status.get("status"))
-        for name, status in (state.meta.kinds if kinds is None else kinds).items()
+        for name, status in state.meta.kinds.items()
         if isinstance(status, Mapping)
     }
     snap = _Snapshot(state, by_code, kind_status)

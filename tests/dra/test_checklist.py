@@ -9,6 +9,7 @@ kubelet and controllers would write.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -67,7 +68,9 @@ def build(*objects: dict[str, Any], meta: SnapshotMeta | None = SERVED) -> Clust
 
 
 def checklist(state: ClusterState, kinds: Kinds | None = None) -> list[CheckItem]:
-    return evaluate(state, find(state), kinds=kinds)
+    if kinds is not None:  # as snapshot_state() sets them from the stored snapshot
+        state.meta = dataclasses.replace(state.meta, kinds=kinds)
+    return evaluate(state, find(state))
 
 
 def item(state: ClusterState, code: str, kinds: Kinds | None = None) -> CheckItem:
