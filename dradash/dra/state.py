@@ -77,6 +77,27 @@ class SnapshotMeta:
     api_versions: list[str] = field(default_factory=list)
     # Per-kind capture status as stored with the snapshot: {kind: {"status", "count", "message"}}.
     kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # How the snapshot was made: "capture", "import", "upload", "demo"; "" when not known.
+    source: str = ""
+
+    def unproven(self, *kinds: str) -> list[str]:
+        """Those of ``kinds`` whose absence from the snapshot proves nothing about the cluster.
+
+        A kind that could not be read (forbidden, not found, error) is unproven; so is one of
+        which a bundle holds no object (people export ``kubectl get resourceclaims,
+        resourceslices``: the cluster may well have Pods). A live capture that listed a kind
+        and found none proves there are none. Without per-kind statuses (a ClusterState built
+        from plain objects, as in unit tests) nothing is unproven.
+        """
+        out = []
+        for kind in kinds:
+            entry = self.kinds.get(kind)
+            status = entry.get("status") if isinstance(entry, dict) else None
+            if status in ("forbidden", "not-found", "error") or (
+                status == "absent" and self.source not in ("capture", "demo")
+            ):
+                out.append(kind)
+        return out
 
 
 class ClusterState:

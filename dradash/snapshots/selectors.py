@@ -135,6 +135,7 @@ def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterSta
         server_version=snapshot.server_version,
         api_versions=list(snapshot.api_versions),
         kinds=dict(snapshot.kinds or {}),
+        source=snapshot.source,
     )
     with gc_paused():
         rows = snapshot_objects(snapshot, kinds=kinds)

@@ -1272,3 +1272,20 @@ def test_a_claim_reading_its_own_fields_never_raises_on_junk() -> None:
     assert [r.alternatives for r in junk.requests] == [[], []]
     assert junk.results == []
     assert junk.state == "pending"
+
+
+@pytest.mark.parametrize(
+    ("source", "status", "unproven"),
+    [
+        ("capture", "absent", []),  # listed, none found: there are none
+        ("demo", "absent", []),
+        ("import", "absent", ["Pod"]),  # the bundle had none: nothing follows about the cluster
+        ("upload", "absent", ["Pod"]),
+        ("capture", "forbidden", ["Pod"]),
+        ("capture", "not-found", ["Pod"]),
+        ("import", "ok", []),
+    ],
+)
+def test_unproven_kinds_follow_how_the_snapshot_was_made(source, status, unproven):
+    meta = SnapshotMeta(source=source, kinds={"Pod": {"status": status, "count": 0}})
+    assert meta.unproven("Pod", "Node") == unproven  # Node: no status recorded, so not unproven
