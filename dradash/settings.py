@@ -79,6 +79,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "dradash.clusters",
     "dradash.snapshots",
+    "dradash.analysis",
+    "dradash.ui",
     "dradash.explorer",
     "dradash.playground",
     "dradash.compare",
@@ -235,6 +237,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     "capture-runs-reap": {
         "task": "dradash.clusters.tasks.capture_runs_reap",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+    "analyses-reap": {
+        "task": "dradash.analysis.tasks.analyses_reap",
         "schedule": 60.0,
         "options": {"expires": 55},
     },

@@ -8,11 +8,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
+from dradash.analysis.apis import AnalysisNotReady
 from dradash.api import BaseApi
 from dradash.dra import matching
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
-from dradash.playground.services import selector_evaluate
+from dradash.playground.services import NotAnalysed, selector_evaluate
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import snapshot_list
 
@@ -116,6 +117,8 @@ class SelectorEvaluateApi(BaseApi):
             evaluation = selector_evaluate(**data.validated_data)
         except matching.UnknownDeviceClass as exc:
             raise serializers.ValidationError({"device_class": [str(exc)]}) from None
+        except NotAnalysed as exc:
+            raise AnalysisNotReady(exc.analysis) from None
         error = evaluation.compile_error
         with gc_paused():
             results = [_result(row) for row in evaluation.rows]

@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from dradash.analysis.services import analysis_request
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
 from dradash.dra.gc import gc_paused
@@ -298,7 +299,7 @@ def snapshot_store(
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
     with gc_paused():  # the objects are millions of containers, not to be scanned again
         blob_ids = _blobs_store(objects, staged or {})
-    return Snapshot.objects.create(
+    snapshot = Snapshot.objects.create(
         cluster=cluster,
         source=source,
         status=Snapshot.Status.PARTIAL if partial else Snapshot.Status.COMPLETE,
@@ -310,6 +311,8 @@ def snapshot_store(
         ignored=dict(ignored or {}),
         members=members.pack(blob_ids),
     )
+    analysis_request(snapshot)  # the analyse task runs once this transaction commits
+    return snapshot
 
 
 def _blobs_store(objects: dict[ObjectKey, dict[str, Any]], staged: Staged) -> list[int]:

@@ -9,16 +9,16 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from dradash.explorer.selectors import snapshot_findings, snapshot_summary
+from dradash.analysis.models import SnapshotAnalysis
+from dradash.analysis.selectors import snapshot_findings, stuck_pods
+from dradash.analysis.views import analysed
 from dradash.htmx import HtmxHttpRequest, template_for
-from dradash.readiness.selectors import checklist_tally, snapshot_checklist
 from dradash.snapshots.forms import UploadForm
-from dradash.snapshots.models import SnapshotRun
+from dradash.snapshots.models import Snapshot, SnapshotRun
 from dradash.snapshots.selectors import (
     cluster_list_with_snapshots,
     run_list,
     snapshot_list,
-    snapshot_state,
 )
 from dradash.snapshots.services import bundle_export, upload_run_create
 
@@ -35,17 +35,21 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def snapshot_detail(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
-    state = snapshot_state(snapshot)
+@analysed
+def snapshot_detail(
+    request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
+) -> HttpResponse:
+    stuck, stuck_total = stuck_pods(snapshot)
     return render(
         request,
         template_for(request, "snapshots/overview.html", "content"),
         {
             "snapshot": snapshot,
-            "summary": snapshot_summary(state),
-            "findings": snapshot_findings(state),
-            "checklist": checklist_tally(snapshot_checklist(state)),
+            "summary": analysis.summary,
+            "stuck": stuck,
+            "stuck_total": stuck_total,
+            "findings": snapshot_findings(snapshot),
+            "checklist": analysis.summary.get("checklist", {}),
         },
     )
 

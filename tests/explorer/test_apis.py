@@ -22,6 +22,7 @@ def test_pod_diagnosis_has_the_designed_shape(api_client, demo) -> None:
         "next_steps",
         "findings",
         "chain",
+        "history",
     }
     assert (data["stage"], data["reason"]) == ("claim-unallocated", "devices-exhausted")
     assert data["evidence"][0] == {

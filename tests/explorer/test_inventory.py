@@ -12,9 +12,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from dradash.explorer.charts import BarRow, bar_chart, stacked_bar
 from dradash.sharing.services import share_link_create
-from dradash.snapshots.services import bundle_import
+from dradash.ui.charts import BarRow, bar_chart, stacked_bar
 from tests.dra.builders import (
     claim,
     consumer,
@@ -27,6 +26,7 @@ from tests.dra.builders import (
     result,
     taint_rule,
 )
+from tests.stored import import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +147,7 @@ def snapshot_of(objects: list[dict[str, Any]], version: str = "") -> Any:
             *objects,
         ]
     data = json.dumps(objects).encode()
-    return bundle_import(files=[("cluster.json", data)], cluster_name="troubled")
+    return import_analysed(files=[("cluster.json", data)], cluster_name="troubled")
 
 
 @pytest.fixture
@@ -334,9 +334,10 @@ def test_a_device_row_names_its_claim_pods_taints_classes_and_attributes(
 
 
 def test_the_node_chart_shows_the_busiest_and_the_most_free_nodes(
-    client_logged_in, troubled, monkeypatch
+    client_logged_in, monkeypatch
 ) -> None:
-    monkeypatch.setattr("dradash.explorer.selectors.NODES_SHOWN", 1)
+    monkeypatch.setattr("dradash.dra.analysis.NODES_SHOWN", 1)  # when the analysis runs
+    troubled = snapshot_of(troubled_cluster())
     html = get(client_logged_in, troubled)
     charts = re.findall(r'<svg class="chart bars".*?</svg>', html, re.S)
     assert len(charts) == 2
@@ -399,7 +400,7 @@ def test_pools_api_has_stale_slices_duplicates_and_counters(api_client, troubled
     assert pools["pool"]["counter_sets"] == [
         {
             "name": "gpu-1-counters",
-            "counters": [{"name": "memory", "total": "8Gi", "consumed": "6Gi"}],
+            "counters": [{"name": "memory", "total": "8Gi", "consumed": "6Gi", "fraction": 0.75}],
         }
     ]
 
