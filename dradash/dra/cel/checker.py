@@ -180,9 +180,7 @@ class _Checker:
             result = t.DYN
         else:
             if not t.is_dyn_or_error(target):
-                self.error(
-                    e, f"type '{t.format_type(target)}' does not support field selection"
-                )
+                self.error(e, f"type '{t.format_type(target)}' does not support field selection")
             result = t.DYN
         if is_opt or optional:
             return t.optional_of(result)
@@ -237,9 +235,7 @@ class _Checker:
             bad = False
             for arg, ty in zip(e.args, arg_types, strict=True):
                 if not self.assignable(ty, t.BOOL):
-                    self.error(
-                        arg, f"expected type 'bool' but found '{t.format_type(ty)}'"
-                    )
+                    self.error(arg, f"expected type 'bool' but found '{t.format_type(ty)}'")
                     bad = True
             self.types[e.id] = t.ERROR if bad else t.BOOL
             self.overloads[e.id] = [func.overloads[0].id]
@@ -274,9 +270,7 @@ class _Checker:
                 signature = f"{shown[0]}.({', '.join(shown[1:])})"
             else:
                 signature = f"({', '.join(shown)})"
-            self.error(
-                e, f"found no matching overload for '{func.name}' applied to '{signature}'"
-            )
+            self.error(e, f"found no matching overload for '{func.name}' applied to '{signature}'")
             self.types[e.id] = t.ERROR
             return
         self.types[e.id] = result
@@ -540,8 +534,7 @@ def _check_format(c: Checked, e: Call) -> list[tuple[int, str]]:
         errors.append(
             (
                 e.pos,
-                f"too many arguments supplied to string.format (expected {used}, got "
-                f"{len(args)})",
+                f"too many arguments supplied to string.format (expected {used}, got {len(args)})",
             )
         )
     return errors

@@ -691,10 +691,7 @@ def _replace(s: str, old: str, new: str, n: int = -1) -> str:
 
 def replace_size(s: str, old: str, new: str, n: int = -1) -> int:
     """The length of the string _replace would build (computed first: see planner.py)."""
-    if old == "":
-        count = len(s) + 1
-    else:
-        count = s.count(old)
+    count = len(s) + 1 if old == "" else s.count(old)
     if n >= 0:
         count = min(count, n)
     return len(s) + count * (len(new) - len(old))
@@ -783,9 +780,7 @@ def _extreme(name: str, prefer: int) -> Impl:
         for item in items:
             if type(item) not in (int, UInt, float, str, bytes, bool, Timestamp, Duration):
                 raise _nso()
-            if result is None:
-                result = item
-            elif compare(result, item) == prefer:
+            if result is None or compare(result, item) == prefer:
                 result = item
         if result is None:
             raise CelEvalError(f"{name} called on empty list")
@@ -929,7 +924,7 @@ def _as_integer(q: Quantity) -> int:
 def _qty_arith(name: str) -> Impl:
     def arith(q: Quantity, other: Any) -> Quantity:
         try:
-            return q.add(other) if name == "add" else q.sub(other)
+            return q.aliasing(other, 1 if name == "add" else -1)
         except QuantityError as exc:
             raise CelEvalError(str(exc)) from None
 
@@ -1047,7 +1042,7 @@ def _url(s: str) -> Opaque:
 def _parse_url(s: str) -> urllib.parse.SplitResult | None:
     if not s or (not s.startswith("/") and ":" not in s):
         return None
-    if any(c in s for c in " \t\n") or "#" in s and False:
+    if any(c in s for c in " \t\n") or False:
         return None
     try:
         parts = urllib.parse.urlsplit(s)
@@ -1207,9 +1202,8 @@ def _fmt_fixed(arg: Any, precision: int) -> str:
     if arg != arg:
         return "NaN"
     if math.isinf(arg):
-        return "+Inf" if arg > 0 else "-Inf"
-    text = f"{arg:,.{precision}f}"
-    return text
+        return "∞" if arg > 0 else "-∞"
+    return f"{arg:,.{precision}f}"
 
 
 def _fmt_scientific(arg: Any, precision: int) -> str:
@@ -1220,10 +1214,23 @@ def _fmt_scientific(arg: Any, precision: int) -> str:
             f"scientific clause can only be used on doubles, was given {type_name(arg)}"
         )
     if arg != arg:
-        return "NaN"
-    if math.isinf(arg):
-        return "+Inf" if arg > 0 else "-Inf"
-    return f"{arg:.{precision}e}"
+        text = "NaN"
+    elif math.isinf(arg):
+        text = "∞" if arg > 0 else "-∞"
+    else:
+        # golang.org/x/text/message's en_US printer, with cel-go's "%<precision>e": the
+        # precision becomes a width and the digits stay at 6.
+        mantissa, _, exp = f"{arg:.6e}".partition("e")
+        n = int(exp)
+        digits = "".join(_SUPERSCRIPT[d] for d in f"{abs(n):02d}")
+        minus = "\u207b" if n < 0 else ""
+        text = f"{mantissa}\u202f\u00d7\u202f10{minus}{digits}"
+    return text.rjust(precision)
+
+
+_SUPERSCRIPT = dict(
+    zip("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", strict=True)
+)
 
 
 def _fmt_binary(arg: Any) -> str:
@@ -1260,9 +1267,7 @@ def _fmt_octal(arg: Any) -> str:
 def _fmt_decimal(arg: Any) -> str:
     if type(arg) in (int, UInt):
         return str(int(arg))
-    raise FormatError(
-        f"decimal clause can only be used on integers, was given {type_name(arg)}"
-    )
+    raise FormatError(f"decimal clause can only be used on integers, was given {type_name(arg)}")
 
 
 def parse_format(
@@ -1621,10 +1626,8 @@ def _declare_kubernetes_1_0() -> None:
     declare("lastIndexOf", m("list_a_last_index_of_int", [LIST_A, A], INT, _list_last_index_of))
     # library.Authz (1.27) and AuthzSelectors (1.31): no value of these types can exist in a
     # device selector, but the declarations decide what compiles.
-    az, path, group = (t.struct(f"kubernetes.authorization.{n}") for n in ("Authorizer",
-                                                                             "PathCheck",
-                                                                             "GroupCheck"))  # fmt: skip
-    res, dec = (t.struct(f"kubernetes.authorization.{n}") for n in ("ResourceCheck", "Decision"))
+    names = ("Authorizer", "PathCheck", "GroupCheck", "ResourceCheck", "Decision")
+    az, path, group, res, dec = (t.struct(f"kubernetes.authorization.{n}") for n in names)
     declare("path", m("authorizer_path", [az, STR], path))
     declare("group", m("authorizer_group", [az, STR], group))
     declare("serviceAccount", m("authorizer_serviceaccount", [az, STR, STR], az))
@@ -1869,9 +1872,11 @@ TYPE_IDENTS: dict[str, T] = {
 _STRING_FACTOR = 0.1
 _REGEX_FACTOR = 0.25
 _LIST_TRACKED = {"list_slice", "lists_range", "list_reverse"}
-_SORT_TRACKED = {f"list_{c}_sort" for c in ("int", "uint", "double", "bool",
-                                            "google.protobuf.Duration",
-                                            "google.protobuf.Timestamp", "string", "bytes")}  # fmt: skip
+_SORT_TRACKED = {
+    f"list_{c}_sort"
+    for c in ("int", "uint", "double", "bool", "google.protobuf.Duration",
+              "google.protobuf.Timestamp", "string", "bytes")
+}  # fmt: skip
 
 
 def _ceil(x: float) -> int:
@@ -1938,7 +1943,9 @@ def call_cost(function: str, overload: str, args: tuple[Any, ...], result: Any) 
     return 1
 
 
-def _kubernetes_cost(function: str, overload: str, args: tuple[Any, ...], result: Any) -> int | None:
+def _kubernetes_cost(
+    function: str, overload: str, args: tuple[Any, ...], result: Any
+) -> int | None:
     if function == "check":
         return 350000
     if function in ("serviceAccount", "path", "group", "resource", "subresource", "namespace",
@@ -2002,9 +2009,6 @@ def pre_cost(function: str, overload: str, args: tuple[Any, ...]) -> int | None:
         return _ceil((size_of(args[0]) + size_of(args[1])) * _STRING_FACTOR)
     if overload == "lists_range" and type(args[0]) is int:
         return max(args[0], 0) + 11
-    if overload in ("list_sets_contains_list", "list_sets_intersects_list",
-                    "list_sets_equivalent_list", "list_distinct") or overload in _SORT_TRACKED:  # fmt: skip
-        return None
     return None
 
 

@@ -135,7 +135,7 @@ _HEX = set("0123456789abcdefABCDEF")
 
 @dataclass
 class Token:
-    kind: str  # "INT", "UINT", "FLOAT", "STRING", "BYTES", "IDENT", "ESC_IDENT", keywords, punct, "EOF"
+    kind: str  # INT UINT FLOAT STRING BYTES IDENT ESC_IDENT, keywords, punctuation, EOF
     text: str
     pos: int
 
@@ -195,7 +195,7 @@ class _Lexer:
                     out.append(Token("ESC_IDENT", s[i : j + 1], start))
                     i = j + 1
                     continue
-                self.errors.append((start, f"token recognition error at: '{s[i:j + 1]}'"))
+                self.errors.append((start, f"token recognition error at: '{s[i : j + 1]}'"))
                 i = j + 1 if j < n and s[j] == "`" else j
                 continue
             for p in _PUNCT:
@@ -222,12 +222,7 @@ class _Lexer:
         while j < n and _is_digit(s[j]):
             j += 1
         kind = "INT"
-        if j < n - 1 and s[j] == "." and _is_digit(s[j + 1]):
-            j += 1
-            while j < n and _is_digit(s[j]):
-                j += 1
-            kind = "FLOAT"
-        elif j == i:  # ".5"
+        if j < n - 1 and s[j] == "." and _is_digit(s[j + 1]) or j == i:
             j += 1
             while j < n and _is_digit(s[j]):
                 j += 1
@@ -304,10 +299,7 @@ def unescape(text: str, is_bytes: bool) -> str | bytes:
     raw = text[0] in "rR"
     if raw:
         text = text[1:]
-    if text.startswith(('"""', "'''")) and len(text) >= 6:
-        body = text[3:-3]
-    else:
-        body = text[1:-1]
+    body = text[3:-3] if text.startswith(('"""', "'''")) and len(text) >= 6 else text[1:-1]
     if raw or "\\" not in body:
         return body.encode() if is_bytes else body
     out = bytearray()
@@ -439,7 +431,9 @@ class _Parser:
             return terms[0]
         return self._balanced(function, terms, ops, 0, len(ops) - 1)
 
-    def _balanced(self, function: str, terms: list[Expr], ops: list[Token], lo: int, hi: int) -> Expr:
+    def _balanced(
+        self, function: str, terms: list[Expr], ops: list[Token], lo: int, hi: int
+    ) -> Expr:
         mid = (lo + hi + 1) // 2
         left = terms[mid] if mid == lo else self._balanced(function, terms, ops, lo, mid - 1)
         right = terms[mid + 1] if mid == hi else self._balanced(function, terms, ops, mid + 1, hi)
@@ -490,7 +484,9 @@ class _Parser:
             if len(ops) % 2 == 0:
                 return inner
             return self.call(ops[0].pos, "!_", [inner])
-        if t.kind == "-" and not (self.peek().kind in ("INT", "FLOAT") and self.peek(2).kind != "-"):
+        if t.kind == "-" and not (
+            self.peek().kind in ("INT", "FLOAT") and self.peek(2).kind != "-"
+        ):
             ops = []
             while self.tok.kind == "-":
                 if self.peek().kind in ("INT", "FLOAT") and len(ops) == 0:
@@ -780,7 +776,9 @@ def _expand_receiver_macro(
     return None
 
 
-def _iter_name(p: _Parser, arg: Expr, message: str = "argument must be a simple name") -> str | None:
+def _iter_name(
+    p: _Parser, arg: Expr, message: str = "argument must be a simple name"
+) -> str | None:
     if isinstance(arg, Ident):
         if arg.name in (ACCUMULATOR, "__result__"):
             p.errors.append((arg.pos, "iteration variable overwrites accumulator variable"))

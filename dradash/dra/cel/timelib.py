@@ -89,9 +89,7 @@ def parse_timestamp(text: str) -> Timestamp:
         sign = 1 if zone[0] == "+" else -1
         hh, mm = int(zone[1:3]), int(zone[4:6])
         if hh > 23 or mm > 59:
-            raise CelEvalError(
-                "type conversion error from 'string' to 'google.protobuf.Timestamp'"
-            )
+            raise CelEvalError("type conversion error from 'string' to 'google.protobuf.Timestamp'")
         offset = sign * (hh * 3600 + mm * 60)
     nanos = int((frac[1:] + "000000000")[:9]) if frac else 0
     secs = int((d - _EPOCH).total_seconds()) - offset

@@ -151,7 +151,9 @@ def _is_equal_or_less_specific(t1: T, t2: T) -> bool:
     if t1.kind == "opaque":
         if t1.name != t2.name or len(t1.params) != len(t2.params):
             return False
-        return all(_is_equal_or_less_specific(a, b) for a, b in zip(t1.params, t2.params, strict=True))
+        return all(
+            _is_equal_or_less_specific(a, b) for a, b in zip(t1.params, t2.params, strict=True)
+        )
     if t1.kind == "list":
         return _is_equal_or_less_specific(t1.params[0], t2.params[0])
     if t1.kind == "map":
