@@ -153,8 +153,9 @@ def _native_bool_error(value: Any) -> str:
 
 
 class _Planner:
-    def __init__(self, checked: Checked) -> None:
+    def __init__(self, checked: Checked, optimize: bool = True) -> None:
         self.c = checked
+        self.optimize = optimize  # cel.OptOptimize (Kubernetes always sets it)
         self.reads: set[tuple[str, ...]] = set()
         self.scopes: list[dict[str, tuple[str, ...] | None]] = []
 
@@ -294,6 +295,8 @@ class _Planner:
         oid = ids[0] if len(ids) == 1 else ""
         node = self.strict_call(name, oid, impl, nodes)
         # OptOptimize: type conversions of literals are computed now.
+        if not self.optimize:
+            return node
         if name in _CONVERSIONS and len(nodes) == 1 and nodes[0].is_const:
             try:
                 return _const(impl(nodes[0].const))
@@ -524,7 +527,7 @@ class _Planner:
     def list_(self, e: ListExpr) -> Node:
         nodes = [self.value(x) for x in e.elements]
         optional = set(e.optional_indices)
-        if all(n.is_const for n in nodes):
+        if self.optimize and all(n.is_const for n in nodes):
             return _const(_build_list([n.const for n in nodes], optional))
         fns = [n.fn for n in nodes]
 
@@ -539,7 +542,7 @@ class _Planner:
         keys = [self.value(k) for k, _, _ in e.entries]
         vals = [self.value(x) for _, x, _ in e.entries]
         optional = [o for _, _, o in e.entries]
-        if all(n.is_const for n in keys + vals):
+        if self.optimize and all(n.is_const for n in keys + vals):
             return _const(_build_map([k.const for k in keys], [x.const for x in vals], optional))
         pairs = [(k.fn, x.fn) for k, x in zip(keys, vals, strict=True)]
 
@@ -841,8 +844,8 @@ def _optional_index(obj: Any, key: Any) -> Optional:
     return NONE
 
 
-def plan(expression: str, checked: Checked) -> Program:
-    planner = _Planner(checked)
+def plan(expression: str, checked: Checked, *, optimize: bool = True) -> Program:
+    planner = _Planner(checked, optimize)
     root = planner.plan(checked.root)
     planner.use(root)
     clauses: list[tuple[str, Eval]] = []
