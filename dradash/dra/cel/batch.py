@@ -20,7 +20,7 @@ from dradash.dra.cel.values import CelEvalError, Interrupted
 
 # Not upstream (the scheduler bounds a whole Filter call at 10 s): no single device evaluation
 # may run longer than this, whatever deadline the caller gives.
-EVALUATION_TIME_LIMIT = 3.0  # reaching the cost limit takes well under a second
+EVALUATION_TIME_LIMIT = 5.0  # also for callers without a deadline (allocator, findings)
 
 
 @dataclass(frozen=True)

@@ -846,7 +846,10 @@ def _optional_index(obj: Any, key: Any) -> Optional:
 
 def plan(expression: str, checked: Checked, *, optimize: bool = True) -> Program:
     planner = _Planner(checked, optimize)
-    root = planner.plan(checked.root)
+    try:
+        root = planner.plan(checked.root)
+    except CelEvalError as exc:  # a literal list or map computed now
+        raise CelCompileError(f"program instantiation failed: {exc}") from None
     planner.use(root)
     clauses: list[tuple[str, Eval]] = []
     top = _top_level(expression)
