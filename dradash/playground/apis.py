@@ -66,7 +66,8 @@ class SelectorEvaluateApi(BaseApi):
         )
 
     class InputSerializer(serializers.Serializer):
-        expression = serializers.CharField(trim_whitespace=False)
+        # An empty expression is a CEL syntax error, reported like any other compile error.
+        expression = serializers.CharField(trim_whitespace=False, allow_blank=True)
         snapshot = serializers.IntegerField(required=False, allow_null=True)
         device_class = serializers.CharField(required=False, allow_null=True, allow_blank=True)
         resource_slices = serializers.ListField(

@@ -18,6 +18,10 @@ from dradash.dra.cel.compiler import Context, Program
 from dradash.dra.cel.device import DeviceInput, cel_device, conversion_error, projections
 from dradash.dra.cel.values import CelEvalError, Interrupted
 
+# Not upstream (the scheduler bounds a whole Filter call at 10 s): no single device evaluation
+# may run longer than this, whatever deadline the caller gives.
+EVALUATION_TIME_LIMIT = 5.0  # also for callers without a deadline (allocator, findings)
+
 
 @dataclass(frozen=True)
 class Selector:
@@ -72,10 +76,13 @@ def _evaluate(
         value = cel_device(device)
     except CelEvalError as exc:
         return DeviceVerdict(None, str(exc))
+    limit = time.monotonic() + EVALUATION_TIME_LIMIT
+    deadline = limit if deadline is None else min(deadline, limit)
     for selector in selectors:
         program = selector.program
         try:
             if not program.matches(value, Context(deadline=deadline)):
+                # Diagnostics only: failed_clauses never raises, so never changes the verdict.
                 return DeviceVerdict(
                     False,
                     failed_clauses=program.failed_clauses(value, Context(deadline=deadline)),
