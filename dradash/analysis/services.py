@@ -30,6 +30,7 @@ from dradash.analysis.models import (
 from dradash.dra import analysis as core
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
+from dradash.dra.stack import on_fresh_stack
 from dradash.dra.state import ClusterState, SnapshotMeta
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
@@ -125,7 +126,7 @@ def analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
     try:
         with gc_paused():
             state, blob_ids = _load(snapshot)
-            result = core.analyse(state)
+            result = on_fresh_stack(core.analyse, state)
             _store(snapshot, result, blob_ids, seconds=time.monotonic() - started)
     except Exception as exc:
         SnapshotAnalysis.objects.filter(pk=snapshot_id).update(
