@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from dradash.dra import validation
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import (
     REFUSED_KINDS,
@@ -24,6 +25,7 @@ from dradash.dra.kinds import (
     kind_of,
     object_key,
 )
+from dradash.dra.words import plural
 
 INFO_API_VERSION = "dradash.io/v1"
 INFO_KIND = "SnapshotInfo"
@@ -116,6 +118,15 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
         if obj.get(part) is not None and not isinstance(obj[part], dict):
             raise BundleError(filename, f"{where}: {kind_name} {name}: {part} is not a mapping")
     key = object_key(kind, obj)
+    if refused := validation.problems(obj):
+        path, problem = refused[0]
+        namespace = f"{key[1]}/" if key[1] else ""
+        more = f" (and {plural(len(refused) - 1, 'more problem')})" if len(refused) > 1 else ""
+        raise BundleError(
+            filename,
+            f"{where}: {obj['apiVersion']} {kind_name} {namespace}{_shown(name)[:100]} is "
+            f"invalid, and the API server would refuse it: {path}: {problem}{more}",
+        )
     previous = bundle.objects.get(key)
     if previous is not None and previous != obj:
         namespace = f"{key[1]}/" if key[1] else ""
