@@ -25,6 +25,7 @@ from dradash.dra.kinds import (
     kind_of,
     object_key,
 )
+from dradash.dra.redact import redact
 from dradash.dra.words import plural
 
 INFO_API_VERSION = "dradash.io/v1"
@@ -118,6 +119,7 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
         if obj.get(part) is not None and not isinstance(obj[part], dict):
             raise BundleError(filename, f"{where}: {kind_name} {name}: {part} is not a mapping")
     key = object_key(kind, obj)
+    redact(obj)  # before comparing: a copy that differs only in managedFields is the same
     if refused := validation.problems(obj):
         path, problem = refused[0]
         namespace = f"{key[1]}/" if key[1] else ""

@@ -25,6 +25,7 @@ from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, ObjectKey
+from dradash.dra.redact import LAST_APPLIED, redact
 from dradash.snapshots import members
 from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
 from dradash.snapshots.selectors import snapshot_objects
@@ -463,6 +464,57 @@ def blobs_prune(*, among: Sequence[int] | None = None) -> int:
         count, _ = ObjectBlob.objects.filter(id__in=unused[start : start + BATCH]).delete()
         deleted += count
     return deleted
+
+
+# Text that stored objects hold only when they still need redacting (see dradash.dra.redact).
+_UNREDACTED_MARKS = ('"managedFields"', LAST_APPLIED, '"env"')
+
+
+@transaction.atomic
+def blobs_redact(
+    *, blob_model: Any = ObjectBlob, snapshot_model: Any = Snapshot, batch: int = 500
+) -> tuple[int, int]:
+    """Redact stored objects as every path in now does (snapshots stored before it did).
+
+    Returns (blobs rewritten in place, blobs merged into an equal one). Blobs are deduplicated by
+    digest, so a redacted blob may equal one already stored (the same Pod captured redacted
+    later, or two that differed only in managedFields): the snapshots that listed it in their
+    packed ``members`` then list the stored one instead, and it is deleted. The models are
+    parameters so that the data migration can pass its historical ones.
+    """
+    _blob_lock(exclusive=True)
+    marked = Q()
+    for mark in _UNREDACTED_MARKS:
+        marked |= Q(data__contains=mark)
+    ids = list(blob_model.objects.filter(marked).order_by("id").values_list("id", flat=True))
+    merged: dict[int, int] = {}
+    rewritten = 0
+    for start in range(0, len(ids), batch):
+        rows = blob_model.objects.filter(id__in=ids[start : start + batch]).values_list(
+            "id", "data"
+        )
+        for blob_id, data in rows:
+            obj = json.loads(data)
+            redacted = _raw_json_utf8(redact(obj))
+            if redacted.decode() == data:
+                continue  # "env" without values, or the mark only inside some text
+            digest = hashlib.sha256(redacted).hexdigest()
+            same = blob_model.objects.filter(digest=digest).values_list("id", flat=True).first()
+            if same is not None:
+                merged[blob_id] = same
+                continue
+            blob_model.objects.filter(id=blob_id).update(data=redacted.decode(), digest=digest)
+            rewritten += 1
+    if merged:
+        for snapshot_id, packed in snapshot_model.objects.values_list("id", "members").iterator():
+            old = members.unpack(packed)
+            if any(i in merged for i in old):
+                new = members.pack(merged.get(i, i) for i in old)
+                snapshot_model.objects.filter(id=snapshot_id).update(members=new)
+        merged_ids = sorted(merged)
+        for start in range(0, len(merged_ids), BATCH):
+            blob_model.objects.filter(id__in=merged_ids[start : start + BATCH]).delete()
+    return rewritten, len(merged)
 
 
 @transaction.atomic
