@@ -10,8 +10,8 @@ then measures in fresh processes, each on the configured PostgreSQL database (DA
   ``snapshot_store`` of all objects at once (the code before streaming). After:
   ``services.upload_run_process`` (streamed parse, objects stored a batch at a time).
 
-Peak is the process's maximum resident set size (ru_maxrss) less what it held after setting up
-Django, so it is what the upload itself costs. Prints a table, or JSON lines with --json.
+Peak is the process's resident high-water mark (VmHWM) less what it held after setting up Django,
+the task module, a database connection and the parser, so it is what the upload itself costs. Prints a table, or JSON lines with --json.
 
     DATABASE_URL=postgres://dradash:dradash@127.0.0.1:5432/dradash_bench \\
         python -m benchmarks.upload_memory --profile medium --profile large
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,12 @@ def _rss_mib() -> float:
 
 
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """The high-water mark of this process image (VmHWM; ru_maxrss would carry over the peak
+    of the parent that forked it)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def _phase(phase: str, mode: str, path: str, run_id: int) -> dict[str, Any]:
@@ -46,12 +50,17 @@ def _phase(phase: str, mode: str, path: str, run_id: int) -> dict[str, Any]:
 
     django_setup()
     from django.conf import settings
-    from django.db import transaction
+    from django.db import connection, transaction
 
+    # What every process of its kind holds anyway, before it sees an upload: the task module
+    # (and so Celery), a database connection, the parser once.
+    import dradash.snapshots.tasks  # noqa: F401
     from dradash.dra.bundle import parse_bundle
     from dradash.snapshots import services
     from dradash.snapshots.models import RunFile, Snapshot, SnapshotRun
 
+    connection.ensure_connection()
+    parse_bundle([("warm.json", b'{"kind": "List", "items": []}')], max_bytes=100)
     base = _rss_mib()
     out: dict[str, Any] = {"phase": phase, "mode": mode}
     if phase == "web":
