@@ -11,7 +11,8 @@ then measures in fresh processes, each on the configured PostgreSQL database (DA
   ``services.upload_run_process`` (streamed parse, objects stored a batch at a time).
 
 Peak is the process's resident high-water mark (VmHWM) less what it held after setting up Django,
-the task module, a database connection and the parser, so it is what the upload itself costs. Prints a table, or JSON lines with --json.
+the task module, a database connection and the parser, so it is what the upload itself costs.
+Prints a table, or JSON lines with --json.
 
     DATABASE_URL=postgres://dradash:dradash@127.0.0.1:5432/dradash_bench \\
         python -m benchmarks.upload_memory --profile medium --profile large
