@@ -76,6 +76,7 @@ class Bundle:
     _ignored_seen: set[tuple[str, ...]] = field(default_factory=set, repr=False)
     _sink: Callable[[ObjectKey, dict[str, Any]], None] | None = field(default=None, repr=False)
     _fingerprints: dict[ObjectKey, bytes] = field(default_factory=dict, repr=False)
+    _validate: bool = field(default=True, repr=False)
 
 
 # What a file may be: its bytes, or a binary file object read from its current position (an
@@ -93,15 +94,19 @@ def parse_bundle(
     max_bytes: int,
     on_object: ObjectSink | None = None,
     stream_over: int = STREAM_OVER,
+    validate: bool = True,
 ) -> Bundle:
     """Parse several files into one bundle. Raises BundleError.
 
     With ``on_object``, each object is handed to it once (its first occurrence) instead of being
     kept in ``Bundle.objects``: the caller stores it and lets it go, so that a large bundle is
     never all in memory. Objects that occur again are compared by a fingerprint.
+    ``validate=False`` skips dradash.dra.validation: only to reproduce snapshots that versions
+    before it stored (tests of how pages escape what such snapshots may hold).
     """
     bundle = Bundle()
     bundle._sink = on_object
+    bundle._validate = validate
     info_from = ""
     for filename, source in files:
         for where, obj in _file_objects(filename, source, max_bytes, stream_over):
@@ -179,7 +184,7 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
             raise BundleError(filename, f"{where}: {kind_name} {name}: {part} is not a mapping")
     key = object_key(kind, obj)
     redact(obj)  # before comparing: a copy that differs only in managedFields is the same
-    if refused := validation.problems(obj):
+    if bundle._validate and (refused := validation.problems(obj)):
         path, problem = refused[0]
         namespace = f"{key[1]}/" if key[1] else ""
         more = f" (and {plural(len(refused) - 1, 'more problem')})" if len(refused) > 1 else ""

@@ -428,6 +428,7 @@ def bundle_import(
     files: Sequence[tuple[str, Source]],
     cluster_name: str | None = None,
     source: str = Snapshot.Source.IMPORT,
+    validate: bool = True,
 ) -> Snapshot:
     """Parse bundle files and store them as one snapshot, object by object as they are read.
 
@@ -443,7 +444,10 @@ def bundle_import(
         _blob_lock(exclusive=False)
         sink = _BlobSink()
         bundle = parse_bundle(
-            files, max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES, on_object=sink.add
+            files,
+            max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES,
+            on_object=sink.add,
+            validate=validate,
         )
         sink.flush()
         info = bundle.info
