@@ -135,6 +135,21 @@ def troubled_cluster() -> list[dict[str, Any]]:
     ]
 
 
+def stored_unvalidated(objects: list[dict[str, Any]]) -> Any:
+    from django.utils import timezone
+
+    from dradash.dra.kinds import kind_of, object_key
+    from dradash.snapshots.services import cluster_for_name, snapshot_store
+
+    keyed = {object_key(kind_of(o), o): o for o in objects}
+    return snapshot_store(
+        cluster=cluster_for_name("troubled"),
+        objects=keyed,
+        source="import",
+        captured_at=timezone.now(),
+    )
+
+
 def snapshot_of(objects: list[dict[str, Any]], version: str = "") -> Any:
     if version:
         objects = [
@@ -431,7 +446,9 @@ def test_hostile_names_are_escaped_in_html_and_svg(client_logged_in, api_client)
         ),
         resource_slice(f"old-{IMG}", driver=SCRIPT, pool=f"pool-{IMG}", node_name=hostile_node),
     ]
-    snapshot = snapshot_of(objects)
+    # The import refuses these names as the API server does (dradash.dra.validation); snapshots
+    # stored before it did may hold them, so they are stored here as they were then.
+    snapshot = stored_unvalidated(objects)
     html = get(client_logged_in, snapshot)
     for raw in ("<script>alert", "<img src=x", "<svg onload"):
         assert raw not in html, raw

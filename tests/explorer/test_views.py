@@ -269,7 +269,9 @@ def test_cluster_strings_are_rendered_escaped(client_logged_in) -> None:
                         {
                             "name": "gpu",
                             "exactly": {
-                                "deviceClassName": XSS,
+                                # A class name the API server accepts (the import refuses
+                                # others); the selector still carries the hostile text.
+                                "deviceClassName": "gpu.example.com",
                                 "selectors": [{"cel": {"expression": f'device.driver == "{XSS}"'}}],
                             },
                         }

@@ -107,6 +107,19 @@ def test_cluster_strings_on_the_checklist_are_escaped(client_logged_in) -> None:
             },
             "status": {"phase": "Pending"},
         },
+        # The bundle says templates and claims were listed and none found: the broken reference
+        # is then a fact (without it, a template absent from a bundle proves nothing).
+        {
+            "apiVersion": "dradash.io/v1",
+            "kind": "SnapshotInfo",
+            "metadata": {"name": "x"},
+            "spec": {
+                "kinds": {
+                    "ResourceClaimTemplate": {"status": "absent"},
+                    "ResourceClaim": {"status": "absent"},
+                }
+            },
+        },
     ]
     snapshot = import_analysed(files=[("xss.json", json.dumps(objects).encode())], cluster_name="x")
     html = client_logged_in.get(reverse("snapshot-checklist", args=[snapshot.pk])).content.decode()

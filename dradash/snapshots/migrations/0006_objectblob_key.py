@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("snapshots", "0004_blob_digest_constraint"),
+        ("snapshots", "0005_redact_stored_objects"),
     ]
 
     operations = [
