@@ -79,7 +79,15 @@ def _diagnosis(detail: Detail) -> dict[str, Any]:
 
 
 class PodDiagnosisApi(AnalysedApi):
-    @extend_schema(responses=DiagnosisSerializer)
+    @extend_schema(
+        summary="Why a Pod does (not) get its devices",
+        description="The verdict on a Pod that uses DRA, as its page shows it: the stage where "
+        "it is stuck (or healthy), the reason, a one-sentence summary, the evidence and next "
+        "steps, the findings about it and its claims, its object chain, and its stage in the "
+        "cluster's other snapshots (newest first). 404 for a Pod that is not in the snapshot or "
+        "does not use DRA; 503 while the snapshot is being analysed.",
+        responses=DiagnosisSerializer,
+    )
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         detail = pod_detail(snapshot, namespace, name)
@@ -89,7 +97,14 @@ class PodDiagnosisApi(AnalysedApi):
 
 
 class ClaimDiagnosisApi(AnalysedApi):
-    @extend_schema(responses=DiagnosisSerializer)
+    @extend_schema(
+        summary="Why a ResourceClaim is (not) allocated and in use",
+        description="The verdict on a ResourceClaim, as its page shows it: stage, reason, "
+        "summary, evidence, next steps, findings, object chain and its stage in the cluster's "
+        "other snapshots. 404 for a claim that is not in the snapshot; 503 while the snapshot "
+        "is being analysed.",
+        responses=DiagnosisSerializer,
+    )
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         detail = claim_detail(snapshot, namespace, name)
@@ -99,7 +114,14 @@ class ClaimDiagnosisApi(AnalysedApi):
 
 
 class ClaimExplainApi(AnalysedApi):
-    @extend_schema(responses=ExplainSerializer)
+    @extend_schema(
+        summary="What the allocator would do with a claim",
+        description="The allocation explainer: whether the scheduler's structured allocator "
+        "could allocate the claim now (null when it would stop with an error), on which node, "
+        "and per request the funnel of devices left after each check with the first check "
+        "each device fails.",
+        responses=ExplainSerializer,
+    )
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         try:
@@ -112,7 +134,13 @@ class ClaimExplainApi(AnalysedApi):
 
 
 class FindingListApi(AnalysedApi):
-    @extend_schema(responses=inline_serializer("Finding", FINDING_FIELDS, many=True))
+    @extend_schema(
+        summary="Problems in the snapshot",
+        description="Findings: problems that do not block one Pod but matter (leaked claims, "
+        "incomplete or stale pools, tainted devices, missing classes …), each with a code, "
+        "severity, message, the objects it names and a next step.",
+        responses=inline_serializer("Finding", FINDING_FIELDS, many=True),
+    )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         return Response([f.as_dict() for f in snapshot_findings(snapshot)])
@@ -188,11 +216,11 @@ PoolSerializer = inline_serializer(
 
 
 class DeviceListApi(AnalysedApi):
-    """Devices of the pools the allocator would use; ?driver= &pool= &device_class= &node=
-    &state= (free, allocated, tainted, unusable) &attribute= (name or name=value) &q= filter as
-    on the devices page."""
-
     @extend_schema(
+        summary="Devices of the snapshot",
+        description="One row per device of the pools the allocator would use: where it is, "
+        "who holds it, its taints, state, classes, attributes and capacity. Filters as on the "
+        "devices page.",
         responses=DeviceSerializer,
         parameters=[
             OpenApiParameter("q", str, description="part of the device's or a claim's name"),
@@ -217,7 +245,13 @@ class DeviceListApi(AnalysedApi):
 
 
 class PoolListApi(AnalysedApi):
-    @extend_schema(responses=PoolSerializer)
+    @extend_schema(
+        summary="Pools of the snapshot",
+        description="Every pool as the allocator gathers it from the ResourceSlices: "
+        "generation, slices, completeness, devices allocated and free, stale slices, duplicate "
+        "device names and shared counters; those that need attention first.",
+        responses=PoolSerializer,
+    )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         return Response(list(pool_rows(snapshot).values_list("data", flat=True)))

@@ -52,7 +52,6 @@ class SelectorEvaluationSerializer(serializers.Serializer):
 
 
 class SelectorEvaluateApi(BaseApi):
-    """Which devices a CEL selector matches, as the Kubernetes scheduler would decide."""
 
     # Evaluations are expensive: at most DRADASH_SELECTOR_RATE per user (429 beyond).
     throttle_classes = [ScopedRateThrottle]
@@ -66,6 +65,9 @@ class SelectorEvaluateApi(BaseApi):
         )
 
     class InputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "SelectorEvaluationRequest"  # the schema's name for the request body
+
         # An empty expression is a CEL syntax error, reported like any other compile error.
         expression = serializers.CharField(trim_whitespace=False, allow_blank=True)
         snapshot = serializers.IntegerField(required=False, allow_null=True)
@@ -110,7 +112,16 @@ class SelectorEvaluateApi(BaseApi):
                 )
             return data
 
-    @extend_schema(request=InputSerializer, responses=SelectorEvaluationSerializer)
+    @extend_schema(
+        summary="Which devices a CEL selector matches",
+        description="Evaluates a CEL selector with the Kubernetes scheduler's DRA semantics on "
+        "every device of a snapshot's current pools (optionally after a DeviceClass's own "
+        "selectors), or on ResourceSlices given inline. A device on which the expression "
+        "raises an error has `matches: null` and the error: such a device aborts scheduling "
+        "of any Pod whose claim uses the selector. Rate limited per user (429).",
+        request=InputSerializer,
+        responses=SelectorEvaluationSerializer,
+    )
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -26,9 +26,13 @@ CheckItemSerializer = inline_serializer(
 
 
 class ChecklistApi(AnalysedApi):
-    """The production acceptance checklist of a snapshot, item by item, in checklist order."""
-
-    @extend_schema(responses=CheckItemSerializer)
+    @extend_schema(
+        summary="The production acceptance checklist",
+        description="Each item of the checklist in order: pass, fail or unknown (when the "
+        "snapshot lacks a kind the check needs), with a summary, the objects at fault and a "
+        "next step.",
+        responses=CheckItemSerializer,
+    )
     def get(self, request: Request, snapshot_id: int) -> Response:
         _, analysis = self.analysed(snapshot_id)
         return Response(analysis.checklist)
@@ -92,11 +96,14 @@ CapacitySerializer = inline_serializer(
 
 
 class CapacityApi(AnalysedApi):
-    """Per DeviceClass: devices free, allocated and tainted, and how many of the waiting requests
-    the free devices could serve (each request's devices come from one node); per Job that runs
-    several Pods at once: its device demand against the matching devices."""
-
-    @extend_schema(responses=CapacitySerializer)
+    @extend_schema(
+        summary="Capacity per device class and per Job",
+        description="Per DeviceClass: devices free, allocated and tainted, and how many of the "
+        "waiting requests the free devices could serve (a request's devices come from one "
+        "node); per Job that runs several Pods at once: its device demand against the matching "
+        "devices.",
+        responses=CapacitySerializer,
+    )
     def get(self, request: Request, snapshot_id: int) -> Response:
         _, analysis = self.analysed(snapshot_id)
         return Response(analysis.capacity)

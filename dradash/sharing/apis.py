@@ -45,6 +45,7 @@ class SnapshotShareListApi(BaseApi):
 
     @extend_schema(
         operation_id="snapshots_shares_list",
+        summary="Active share links of a snapshot",
         responses=ShareLinkSerializer(many=True),
         description="The snapshot's share links that are neither expired nor revoked.",
     )
@@ -55,6 +56,7 @@ class SnapshotShareListApi(BaseApi):
 
     @extend_schema(
         operation_id="snapshots_shares_create",
+        summary="Share a snapshot read-only",
         request=ShareCreateSerializer,
         responses={201: ShareCreatedSerializer},
         description="A read-only link to the snapshot that needs no login. Pins the snapshot.",
@@ -83,6 +85,9 @@ class SnapshotShareListApi(BaseApi):
 class ShareRevokeApi(BaseApi):
     @extend_schema(
         operation_id="shares_revoke",
+        summary="Revoke a share link",
+        description="From now on the link opens nothing. Revoking a revoked link changes "
+        "nothing.",
         responses={204: OpenApiResponse(description="Revoked (or already revoked).")},
     )
     def delete(self, request: Request, share_id: int) -> Response:

@@ -46,7 +46,13 @@ class SnapshotListApi(BaseApi):
         cluster = serializers.CharField(required=False)
         limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
 
-    @extend_schema(parameters=[FilterSerializer], responses=SnapshotOutputSerializer(many=True))
+    @extend_schema(
+        summary="Snapshots, newest first",
+        description="The stored snapshots of every cluster, newest first, each with its "
+        "kinds, object counts and whether its analysis is done.",
+        parameters=[FilterSerializer],
+        responses=SnapshotOutputSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
@@ -58,7 +64,13 @@ class SnapshotListApi(BaseApi):
 
 
 class SnapshotDetailApi(BaseApi):
-    @extend_schema(responses=SnapshotOutputSerializer)
+    @extend_schema(
+        summary="One snapshot",
+        description="A snapshot: its cluster, when it was captured, the Kubernetes version "
+        "and DRA API versions served, the kinds it holds (and those it could not read) and the "
+        "state of its analysis.",
+        responses=SnapshotOutputSerializer,
+    )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
         return Response(SnapshotOutputSerializer(snapshot).data)

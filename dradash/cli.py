@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+
+def main() -> int:
+    return 0

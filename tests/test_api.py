@@ -1,0 +1,140 @@
+"""The API as a whole (issue 17): a public schema that describes every operation for people,
+the same answer with or without a trailing slash, and JSON for a path that is no operation."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+from django.urls import resolve
+from rest_framework.views import APIView
+
+from dradash.analysis.apis import AnalysedApi
+from dradash.api import BaseApi
+
+
+def schema(client: Any) -> dict[str, Any]:
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200, response.content[:300]
+    return response.json()
+
+
+def operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (method.upper(), path, op)
+        for path, ops in spec["paths"].items()
+        for method, op in ops.items()
+    ]
+
+
+def test_the_schema_is_public(client, db) -> None:
+    spec = schema(client)
+    assert spec["openapi"].startswith("3.")
+    assert "/api/v1/snapshots/{snapshot_id}/findings" in spec["paths"]
+
+
+def test_the_schema_is_public_even_with_a_bad_token(client, db) -> None:
+    response = client.get("/api/schema/", HTTP_AUTHORIZATION="Token not-a-token")
+    assert response.status_code == 200
+
+
+INTERNAL_DOCSTRINGS = {
+    inspect.getdoc(cls) for cls in (BaseApi, AnalysedApi, APIView) if inspect.getdoc(cls)
+}
+
+
+def test_every_operation_is_described_for_people(client, db) -> None:
+    for method, path, op in operations(schema(client)):
+        where = f"{method} {path}"
+        assert op.get("summary"), f"{where} has no summary"
+        description = op.get("description") or ""
+        assert len(description) > 40, f"{where} has no description"
+        assert description not in INTERNAL_DOCSTRINGS, f"{where}: {description[:60]}"
+        for word in ("APIView", "selector.py", "stored analysis", "redirecting"):
+            assert word not in description, f"{where} describes itself as code: {description}"
+
+
+def test_no_request_or_response_body_is_named_by_its_serializer_class(client, db) -> None:
+    spec = schema(client)
+    names = set(spec["components"]["schemas"])
+    assert not names & {"Input", "Output", "Filter", "InputSerializer", "OutputSerializer"}
+    body = spec["paths"]["/api/v1/selectors/evaluate"]["post"]["requestBody"]
+    ref = body["content"]["application/json"]["schema"]["$ref"]
+    assert ref == "#/components/schemas/SelectorEvaluationRequest"
+
+
+def _concrete(path: str, snapshot: int) -> str:
+    return (
+        path.replace("{snapshot_id}", str(snapshot))
+        .replace("{namespace}", "llm-eval")
+        .replace("{name}", "eval-h200")
+        .replace("{share_id}", "424242")
+    )
+
+
+def test_every_operation_answers_with_and_without_a_trailing_slash(
+    client, api_client, demo
+) -> None:
+    later = demo[-1].pk
+    seen = 0
+    for method, path, _ in operations(schema(client)):
+        if method != "GET":
+            continue
+        url = _concrete(path, later)
+        if "/claims/" in url:
+            url = url.replace("eval-h200", "h200-eval")
+        other = url[:-1] if url.endswith("/") else url + "/"
+        first, second = api_client.get(url), api_client.get(other)
+        assert first.status_code == 200, f"{url}: {first.status_code}"
+        assert second.status_code == 200, f"{other}: {second.status_code} (not a redirect)"
+        assert first.json() == second.json(), other
+        seen += 1
+    assert seen >= 11
+
+
+def test_post_and_delete_work_without_a_redirect_on_either_spelling(api_client, demo) -> None:
+    later = demo[-1].pk
+    for url in (f"/api/v1/snapshots/{later}/shares", f"/api/v1/snapshots/{later}/shares/"):
+        response = api_client.post(url, {"expires_in": 3600}, format="json")
+        assert response.status_code == 201, (url, response.content)
+        share_id = response.json()["id"]
+        assert api_client.delete(f"/api/v1/shares/{share_id}/").status_code == 204
+    body = {"expression": "true", "snapshot": later}
+    assert api_client.post("/api/v1/selectors/evaluate/", body, format="json").status_code == 200
+
+
+def test_the_other_spelling_still_needs_credentials(client, demo) -> None:
+    response = client.get(f"/api/v1/snapshots/{demo[-1].pk}/findings/")
+    assert response.status_code in (401, 403)
+    assert response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/",
+        "/api/v1/",
+        "/api/v1/nothing-here",
+        "/api/v1/snapshots/1/no-such-resource",
+        "/api/v2/snapshots/",
+        "/api/v1/snapshots/not-a-number/",
+    ],
+)
+def test_an_unknown_api_path_is_a_small_json_404(client_logged_in, path) -> None:
+    response = client_logged_in.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert len(response.content) < 500
+    assert "no API operation" in response.json()["detail"]
+
+
+def test_an_unknown_api_path_is_json_without_a_login_too(client, db) -> None:
+    response = client.get("/api/v1/nothing-here")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+
+
+def test_the_fallback_is_not_an_operation_of_the_schema(client, db) -> None:
+    assert not any("{rest}" in path for path in schema(client)["paths"])
+    assert resolve("/api/v1/anything").url_name == "api-fallback"
