@@ -52,7 +52,6 @@ class SelectorEvaluationSerializer(serializers.Serializer):
 
 
 class SelectorEvaluateApi(BaseApi):
-
     # Evaluations are expensive: at most DRADASH_SELECTOR_RATE per user (429 beyond).
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "selectors"

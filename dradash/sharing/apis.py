@@ -86,8 +86,7 @@ class ShareRevokeApi(BaseApi):
     @extend_schema(
         operation_id="shares_revoke",
         summary="Revoke a share link",
-        description="From now on the link opens nothing. Revoking a revoked link changes "
-        "nothing.",
+        description="From now on the link opens nothing. Revoking a revoked link changes nothing.",
         responses={204: OpenApiResponse(description="Revoked (or already revoked).")},
     )
     def delete(self, request: Request, share_id: int) -> Response:
