@@ -19,7 +19,7 @@ from typing import Any
 from dradash.dra import capacity, checklist, diagnosis, findings, inventory, matching
 from dradash.dra.allocator import Explanation
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
-from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
+from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
 from dradash.dra.fields import mapping
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
@@ -200,9 +200,55 @@ class Analysis:
     pool_slices: dict[tuple[str, str], list[ObjectKey]] = field(default_factory=dict)
 
 
+def diagnose(state: ClusterState) -> diagnosis.SnapshotDiagnosis:
+    """Every DRA Pod's and every claim's verdict, as the pages show them."""
+    verdicts = diagnosis.diagnose_all(state)
+    for key, claim in state.claims.items():
+        verdicts.claims[key] = claim_in_use(claim, verdicts.claims[key], verdicts.pods)
+    return verdicts
+
+
+def claim_in_use(
+    claim: ResourceClaim, verdict: Diagnosis, pods: dict[tuple[str, str], Diagnosis]
+) -> Diagnosis:
+    """A claim's verdict is that of its most stuck Pod (diagnosis.diagnose_claim), except when
+    the claim is allocated and Pods run with it: then the claim itself is healthy, in use, and
+    the Pods that cannot join it are stuck on their own account (a shared claim whose devices
+    sit on one node, and a Pod that cannot go there). Its summary names them."""
+    if verdict.stage == "healthy" or not claim.allocated or claim.deleting:
+        return verdict
+    users = [(p, pods.get((p.namespace, p.name))) for p in claim.pods]
+    running = [(p, d) for p, d in users if d is not None and d.reason == "running"]
+    if not running:
+        return verdict
+    stuck = [(p, d) for p, d in users if d is not None and d.stuck]
+    names = ", ".join(p.name for p, _ in running)
+    summary = (
+        f"ResourceClaim {claim.ref} is allocated and in use by "
+        f"{'Pods' if len(running) > 1 else 'Pod'} {names}"
+    )
+    if stuck:
+        summary += "; " + "; ".join(
+            f"Pod {p.name} cannot use it yet: {d.stage} ({d.reason})" for p, d in stuck
+        )
+    evidence = [
+        Evidence(
+            "ResourceClaim",
+            claim.namespace,
+            claim.name,
+            "status.reservedFor",
+            ", ".join(c.name for c in claim.consumers) or "empty",
+        ),
+        *(Evidence("Pod", p.namespace, p.name, "status.phase", "Running") for p, _ in running),
+        *(Evidence("Pod", p.namespace, p.name, "diagnosis", d.summary) for p, d in stuck),
+    ]
+    steps = [step for _, d in stuck for step in d.next_steps[:1]]
+    return Diagnosis("healthy", "running", summary + ".", evidence, steps)
+
+
 def analyse(state: ClusterState) -> Analysis:
     with gc_paused():  # hundreds of thousands of small results, nothing cyclic
-        verdicts = diagnosis.diagnose_all(state)
+        verdicts = diagnose(state)
         cache: dict[Any, Explanation] = {}
         pods = [
             PodRecord(

@@ -23,6 +23,7 @@ import yaml
 from dradash.dra import validation
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import (
+    KINDS,
     REFUSED_KINDS,
     ObjectKey,
     UnsupportedVersion,
@@ -47,6 +48,24 @@ INFO_FIELDS: dict[str, type | tuple[type, ...]] = {
 # not serve (DeviceTaintRule before 1.35); the last three make a snapshot partial.
 KIND_STATUSES = ("ok", "absent", "not-served", "forbidden", "not-found", "error")
 PROBLEM_STATUSES = frozenset({"forbidden", "not-found", "error"})
+
+
+def kind_statuses(
+    counts: Counter[str], given: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """Per kind dradash reads, what a snapshot of these objects records (Snapshot.kinds,
+    SnapshotMeta.kinds): the status given (by a capture, or a bundle's SnapshotInfo), else "ok"
+    or "absent" by its count. An "absent" that was given gets ``"listed": true``: someone
+    listed the kind and found none, which proves there are none (SnapshotMeta.unproven); an
+    "absent" only counted (a bundle without the kind) proves nothing."""
+    kinds: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        entry = (given or {}).get(kind) or {}
+        status = entry.get("status") or ("ok" if counts[kind] else "absent")
+        kinds[kind] = {"status": status, "count": counts[kind], "message": entry.get("message", "")}
+        if status == "absent" and entry.get("status"):
+            kinds[kind]["listed"] = True
+    return kinds
 
 
 # Kinds whose apiVersion may be left out: each has a single stable version.

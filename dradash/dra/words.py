@@ -29,3 +29,31 @@ def kinds_plural(kinds: Iterable[str]) -> str:
     """Kinds in the plural, listed: ``Pods and ResourceClaims``."""
     names = [kind_plural(k) for k in kinds]
     return listing(names, len(names))
+
+
+# The checks of the allocator's funnel (dradash.dra.allocator STEPS), as a person reads them:
+# "fails at: taints tolerated".
+FUNNEL_CHECKS = {
+    "class": "class exists",
+    "driver": "of the class's driver",
+    "class-selectors": "pass the class's selectors",
+    "request-selectors": "pass the request's selectors",
+    "pools": "in complete, current pools",
+    "nodes": "on a node the Pod may use",
+    "free": "not allocated to others",
+    "taints": "taints tolerated",
+    "constraints": "constraints hold",
+    "count": "enough on one node",
+}
+
+
+def funnel_check(step: str) -> str:
+    return FUNNEL_CHECKS.get(step, step)
+
+
+def funnel_count_label(step: str, remaining: int) -> str:
+    """What a count of the funnel counts: "41 devices of current pools", "21 of the class's
+    driver", …; the first step's count is every device, unless the class does not exist."""
+    if step == "class":
+        return "devices of current pools" if remaining else "the class does not exist"
+    return funnel_check(step)

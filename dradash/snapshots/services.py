@@ -30,6 +30,7 @@ from dradash.dra.bundle import (
     Bundle,
     BundleError,
     Source,
+    kind_statuses,
     parse_bundle,
     write_bundle,
 )
@@ -331,18 +332,9 @@ def _snapshot_create(
 ) -> Snapshot:
     """The Snapshot row for objects whose blobs are stored (inside the storing transaction).
 
-    A kind's status is the one given (by a capture, or a bundle's SnapshotInfo), else "ok" or
-    "absent" by its count. An "absent" that was given gets ``"listed": true``: someone listed
-    the kind and found none, which proves there are none (SnapshotMeta.unproven); an "absent"
-    only counted (a bundle without the kind) proves nothing.
+    Each kind's status: dradash.dra.bundle.kind_statuses.
     """
-    kinds = {}
-    for kind in KINDS:
-        given = (kind_status or {}).get(kind) or {}
-        status = given.get("status") or ("ok" if counts[kind] else "absent")
-        kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
-        if status == "absent" and given.get("status"):
-            kinds[kind]["listed"] = True
+    kinds = kind_statuses(counts, kind_status)
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
     snapshot = Snapshot.objects.create(
         cluster=cluster,

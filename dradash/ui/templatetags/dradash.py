@@ -90,23 +90,20 @@ def stage_steps(current: str) -> list[tuple[str, str, str]]:
     ]
 
 
-FUNNEL_LABELS = {
-    "class": "class exists",
-    "driver": "of the class's driver",
-    "class-selectors": "pass the class's selectors",
-    "request-selectors": "pass the request's selectors",
-    "pools": "in complete, current pools",
-    "nodes": "on a node the Pod may use",
-    "free": "not allocated to others",
-    "taints": "taints tolerated",
-    "constraints": "constraints hold",
-    "count": "enough on one node",
-}
+@register.filter
+def funnel_label(step: Any) -> str:
+    """The name of a check of the allocator's funnel ("fails at: taints tolerated")."""
+    from dradash.dra.words import funnel_check
+
+    return funnel_check(str(step))
 
 
 @register.filter
-def funnel_label(step: Any) -> str:
-    return FUNNEL_LABELS.get(str(step), str(step))
+def funnel_count_label(entry: Any) -> str:
+    """What a count of the funnel ({"step", "remaining"}) counts."""
+    from dradash.dra.words import funnel_count_label as label
+
+    return label(str(entry.get("step")), int(entry.get("remaining") or 0))
 
 
 @register.filter

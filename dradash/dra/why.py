@@ -1,0 +1,288 @@
+"""One Pod's or claim's verdict from bundles, as ``dradash why`` prints it (DESIGN "The
+terminal"): no database and no Django, the same verdict as the object's page.
+
+``load`` builds the ClusterState of one or more bundle files as ``import_bundle`` would store
+them (the same SnapshotMeta: kinds, versions, capture time), ``verdict`` diagnoses the one
+object the way the analysis does for its page (dradash.dra.analysis), ``as_json`` is the
+diagnosis API's JSON and ``render`` the text a terminal shows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from dradash.dra import analysis, diagnosis, findings
+from dradash.dra.bundle import Source, kind_statuses, parse_bundle
+from dradash.dra.chain import claim_chain, pod_chain
+from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
+from dradash.dra.state import ClusterState, SnapshotMeta
+from dradash.dra.words import funnel_check, funnel_count_label
+
+VERSION = re.compile(r"\Av?(?P<major>1)\.(?P<minor>\d{1,3})(?:\.\d{1,4})?\Z")
+FAILED_SHOWN = 10  # devices that dropped out, per request, in the text (--json has the page's)
+
+
+class UsageError(ValueError):
+    """The input cannot be used, or the object is not in it (exit status 2)."""
+
+
+def kubernetes_version(text: str) -> str:
+    """``v1.35`` from "v1.35", "1.35" or "v1.35.2"; raises UsageError."""
+    match = VERSION.match(text.strip())
+    if match is None:
+        raise UsageError(f"--version {text!r}: give a Kubernetes version such as v1.36")
+    return f"v{match['major']}.{match['minor']}"
+
+
+def load(
+    files: Iterable[tuple[str, Source]], *, max_bytes: int, version: str | None = None
+) -> ClusterState:
+    """The snapshot the files make together (one import). Raises BundleError."""
+    bundle = parse_bundle(files, max_bytes=max_bytes)
+    info = bundle.info
+    counts = Counter(key[0] for key in bundle.objects)
+    meta = SnapshotMeta(
+        cluster=str(info.get("cluster") or ""),
+        captured_at=_captured_at(info.get("capturedAt")),
+        server_version=version or str(info.get("serverVersion") or ""),
+        api_versions=list(info.get("apiVersions") or []),
+        kinds=kind_statuses(counts, info.get("kinds")),
+        source="import",
+    )
+    return ClusterState.build(bundle.objects.values(), meta)
+
+
+def _captured_at(text: Any) -> str:
+    """As a stored snapshot's: the bundle's capture time in UTC, else now."""
+    when = None
+    if isinstance(text, str) and text:
+        try:
+            when = datetime.fromisoformat(text)
+        except ValueError:
+            when = None
+    if when is None:
+        when = datetime.now(UTC)
+    elif when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat()
+
+
+@dataclass
+class Verdict:
+    kind: str  # "Pod" or "ResourceClaim"
+    namespace: str
+    name: str
+    diagnosis: Diagnosis
+    explanation: dict[str, Any] | None  # analysis.explanation_head, the funnel the page shows
+    findings: list[findings.Finding]
+    chain: dict[str, Any]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def healthy(self) -> bool:
+        return self.diagnosis.stage == "healthy"
+
+
+def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdict:
+    """The verdict on a Pod (``kind`` "pod") or claim ("claim"). Raises UsageError when the
+    object is not in the snapshot (or the Pod does not use DRA)."""
+    cache: dict[Any, Any] = {}
+    if kind == "pod":
+        pod = state.pods.get((namespace, name))
+        if pod is None:
+            raise UsageError(f"there is no Pod {namespace}/{name} in the input")
+        if not pod.uses_dra:
+            raise UsageError(
+                f"Pod {namespace}/{name} does not use DRA (no spec.resourceClaims, no extended "
+                "resource backed by a device class)"
+            )
+        d = diagnosis.diagnose_pod(state, pod, cache)
+        claims = list(dict.fromkeys(r.claim.name for r in pod.claim_refs if r.claim))
+        named = {("Pod", namespace, name)} | {("ResourceClaim", namespace, c) for c in claims}
+        x = d.explanation
+        return Verdict(
+            "Pod",
+            namespace,
+            name,
+            d,
+            _head(x),
+            _findings(state, named),
+            pod_chain(state, pod),
+        )
+    claim = state.claims.get((namespace, name))
+    if claim is None:
+        raise UsageError(f"there is no ResourceClaim {namespace}/{name} in the input")
+    users = {(p.namespace, p.name): p for p in claim.pods}
+    users.update({(c.pod.namespace, c.pod.name): c.pod for c in claim.consumers if c.pod})
+    pods = {key: diagnosis.diagnose_pod(state, p, cache) for key, p in users.items()}
+    d = analysis.claim_in_use(claim, diagnosis.diagnose_claim(state, claim, pods, cache), pods)
+    x = None if claim.allocated else d.explanation or analysis.explain(state, claim, cache)
+    return Verdict(
+        "ResourceClaim",
+        namespace,
+        name,
+        d,
+        _head(x),
+        _findings(state, {("ResourceClaim", namespace, name)}),
+        claim_chain(state, claim),
+    )
+
+
+def _head(x: Any) -> dict[str, Any] | None:
+    return analysis.explanation_head(analysis.explanation_dict(x)) if x is not None else None
+
+
+def _findings(state: ClusterState, named: set[tuple[str, str, str]]) -> list[findings.Finding]:
+    """The snapshot's findings that name any of these objects, as the page lists them."""
+    return [
+        f
+        for f in findings.find(state)
+        if any((o.get("kind"), o.get("namespace", ""), o.get("name")) in named for o in f.objects)
+    ]
+
+
+def as_json(v: Verdict) -> dict[str, Any]:
+    """The diagnosis API's JSON (DESIGN "REST API"); a bundle has no other snapshots, so its
+    history is empty."""
+    return {
+        **analysis.diagnosis_dict(v.diagnosis),
+        "findings": [f.as_dict() for f in v.findings],
+        "chain": v.chain,
+        "history": [],
+    }
+
+
+# --- text ---------------------------------------------------------------------------------
+
+STAGE_COLOURS = {
+    "pod-pending": "yellow",
+    "claim-unallocated": "red",
+    "allocated-not-bound": "yellow",
+    "device-not-prepared": "red",
+    "workload-failing": "red",
+    "healthy": "green",
+}
+SEVERITY_COLOURS = {"error": "red", "warning": "yellow", "info": "blue"}
+ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34"}
+
+
+class _Style:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.colour or not styles:
+            return text
+        codes = ";".join(ANSI[s] for s in styles)
+        return f"\033[{codes}m{text}\033[0m"
+
+
+def render(v: Verdict, *, colour: bool = False) -> str:
+    """The verdict as the object's page shows it: the stage bar, stage and reason, summary,
+    the allocator's funnel, evidence, next steps and findings."""
+    s = _Style(colour)
+    d = v.diagnosis
+    tone = STAGE_COLOURS.get(d.stage, "")
+    out = [
+        f"{s(v.kind, 'dim')} {s(v.ref, 'bold')}",
+        f"{s(d.stage, 'bold', tone)} ({d.reason})",
+        _stage_bar(d.stage, s),
+        "",
+        d.summary,
+    ]
+    if v.explanation is not None:
+        out += ["", *_funnel(v.explanation, s)]
+    out += ["", s("Evidence", "bold")]
+    for e in d.evidence:
+        where = f"{e.kind} {e.namespace + '/' if e.namespace else ''}{e.name} · {e.field}"
+        out += [f"  • {s(where, 'dim')}", f"    {e.detail}"]
+    if not d.evidence:
+        out.append("  —")
+    out += ["", s("Next steps", "bold")]
+    for i, step in enumerate(d.next_steps, 1):
+        out.append(f"  {i}. {step}")
+    if not d.next_steps:
+        out.append("  Nothing to do.")
+    if v.findings:
+        out += ["", s("Findings", "bold")]
+        for f in v.findings:
+            code = s(f"[{f.severity}] {f.code}", SEVERITY_COLOURS.get(f.severity, ""))
+            out.append(f"  • {code}: {f.message}")
+            if f.next_step:
+                out.append(f"    {s(f.next_step, 'dim')}")
+    return "\n".join(out) + "\n"
+
+
+def _stage_bar(stage: str, s: _Style) -> str:
+    """The troubleshooting stages, the object's marked: ✓ passed, ✗ stuck here, ● healthy."""
+    current = STAGES.index(stage)
+    parts = []
+    for i, st in enumerate(STAGES):
+        title = STAGE_TITLES[st]
+        if i < current:
+            parts.append(s(f"✓ {title}", "green"))
+        elif i == current:
+            mark = "●" if st == "healthy" else "✗"
+            parts.append(s(f"{mark} {title}", "bold", STAGE_COLOURS.get(st, "")))
+        else:
+            parts.append(s(title, "dim"))
+    return "  " + " › ".join(parts)
+
+
+def _funnel(x: dict[str, Any], s: _Style) -> list[str]:
+    if x.get("allocatable"):
+        head = s(f"would allocate now on {x.get('node')}", "green")
+    elif x.get("allocatable") is None:
+        head = s("stops with an error", "red")
+    else:
+        head = s("cannot allocate", "red")
+    out = [f"{s('Allocator', 'bold')}: {head}"]
+    error = x.get("error")
+    for r in x.get("requests") or []:
+        out.append(f"  request {r['name']}")
+        counts = r.get("funnel") or []
+        width = max((len(str(f["remaining"])) for f in counts), default=1)
+        for f in counts:
+            n = str(f["remaining"]).rjust(width)
+            label = funnel_count_label(f["step"], f["remaining"])
+            if f["step"] == r.get("empty_step"):
+                out.append("    " + s(f"{n}  {label}  ← too few here", "bold", "red"))
+            elif f["remaining"] == 0:
+                out.append("    " + s(f"{n}  {label}", "dim"))
+            else:
+                out.append(f"    {n}  {label}")
+        if r.get("node"):
+            out.append(
+                s(
+                    f"    (from “on a node the Pod may use” on: node {r['node']}, the furthest)",
+                    "dim",
+                )
+            )
+        failed = r.get("failed") or []
+        if failed:
+            total = r.get("failed_total", len(failed))
+            out.append(
+                f"    {total} device{'' if total == 1 else 's'} dropped out, "
+                "each at the first check it fails:"
+            )
+            shown = failed[:FAILED_SHOWN]
+            width = max(len(f"{dc['pool']}/{dc['device']}") for dc in shown)
+            for dc in shown:
+                device = f"{dc['pool']}/{dc['device']}".ljust(width)
+                why = dc.get("detail") or ""
+                why = "the error above" if error and why == error else why
+                check = funnel_check(dc["failed_step"])
+                out.append(f"      {device}  {check}{s(': ' + why, 'dim') if why else ''}")
+            if total > FAILED_SHOWN:
+                out.append(s(f"      … and {total - FAILED_SHOWN} more", "dim"))
+    if error:
+        out.append(f"  {s('error', 'red')}: {error}")
+    return out

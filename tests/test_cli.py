@@ -1,0 +1,237 @@
+"""``dradash why`` (DESIGN "The terminal"): run as installed, a subprocess reading a bundle from
+a pipe, in an environment with no database and no Django at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dradash.demo.cluster import build
+
+DRADASH = Path(sys.executable).with_name("dradash")
+
+
+@pytest.fixture(scope="module")
+def no_django(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory that, first on PYTHONPATH, makes ``import django`` fail: the command must
+    not need it."""
+    root = tmp_path_factory.mktemp("no-django")
+    (root / "django").mkdir()
+    (root / "django" / "__init__.py").write_text(
+        "raise ImportError('dradash why must not import Django')\n"
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def bundle() -> bytes:
+    """The demo's later snapshot as `kubectl get … -o json` prints it: one List, no
+    SnapshotInfo."""
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": build(later=True)}).encode()
+
+
+def run(
+    *args: str, stdin: bytes = b"", env: dict[str, str] | None = None, no_django: Path
+) -> subprocess.CompletedProcess[bytes]:
+    clean = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(no_django),
+        **(env or {}),
+    }
+    assert "DATABASE_URL" not in clean and "DJANGO_SETTINGS_MODULE" not in clean
+    return subprocess.run(
+        [str(DRADASH), *args], input=stdin, capture_output=True, env=clean, timeout=120
+    )
+
+
+def test_it_is_installed_as_a_console_script() -> None:
+    assert DRADASH.exists(), "pip install puts `dradash` beside python"
+
+
+def test_a_stuck_pod_from_a_pipe_prints_the_verdict_and_exits_1(bundle, no_django) -> None:
+    result = run("why", "pod", "llm-eval/eval-h200", "-f", "-", stdin=bundle, no_django=no_django)
+    assert result.returncode == 1, result.stderr.decode()
+    text = result.stdout.decode()
+    assert "\033[" not in text, "no colour when piped"
+    lines = text.splitlines()
+    assert lines[0] == "Pod llm-eval/eval-h200"
+    assert lines[1] == "claim-unallocated (no-matching-devices)"
+    assert "✗ Claim unallocated" in lines[2] and "✓ Pod pending" in lines[2]
+    assert "No device in the cluster matches request gpu of llm-eval/h200-eval" in text
+    assert "Allocator: cannot allocate" in text
+    assert "41  devices of current pools" in text
+    assert " 0  pass the request's selectors  ← too few here" in text
+    for heading in ("Evidence", "Next steps"):
+        assert heading in lines
+    assert "kubectl describe resourceclaim h200-eval -n llm-eval" in text
+    assert result.stderr == b""
+
+
+def test_a_healthy_pod_exits_0(bundle, no_django) -> None:
+    result = run("why", "pod", "gpu-test2/pod0", "-f", "-", stdin=bundle, no_django=no_django)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().splitlines()[1] == "healthy (running)"
+
+
+def test_a_claim_is_judged_as_its_page_judges_it(bundle, no_django) -> None:
+    result = run("why", "claim", "gpu-test2/single-gpu", stdin=bundle, no_django=no_django)
+    assert result.returncode == 0, result.stderr.decode()
+    text = result.stdout.decode()
+    assert "ResourceClaim gpu-test2/single-gpu" in text
+    assert "Pod pod2 cannot use it yet: allocated-not-bound (node-conflict)" in text
+    assert "[info] shared-claim" in text
+
+
+def test_colour_on_request_and_never_with_no_color(bundle, no_django) -> None:
+    args = ("why", "pod", "llm-eval/eval-h200", "-f", "-")
+    coloured = run(*args, "--color", "always", stdin=bundle, no_django=no_django)
+    assert "\033[1;31mclaim-unallocated\033[0m" in coloured.stdout.decode()
+    plain = run(*args, "--color", "never", stdin=bundle, no_django=no_django)
+    assert "\033[" not in plain.stdout.decode()
+
+
+def test_colour_on_a_terminal_unless_no_color(bundle, tmp_path, no_django) -> None:
+    """On a terminal (a pseudo-terminal here) the text is coloured, unless NO_COLOR is set."""
+    import pty
+
+    path = tmp_path / "bundle.json"
+    path.write_bytes(bundle)
+    for env, coloured in (({}, True), ({"NO_COLOR": "1"}, False)):
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [str(DRADASH), "why", "pod", "llm-eval/eval-h200", "-f", str(path)],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env={"PATH": os.environ["PATH"], "PYTHONPATH": str(no_django), **env},
+        )
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(leader)
+        assert proc.wait(timeout=120) == 1, proc.stderr.read() if proc.stderr else ""
+        assert (b"\033[" in out) is coloured, env
+
+
+def test_json_is_the_diagnosis_apis_json(bundle, no_django) -> None:
+    result = run("why", "pod", "llm-eval/eval-h200", "--json", stdin=bundle, no_django=no_django)
+    assert result.returncode == 1
+    body = json.loads(result.stdout)
+    assert set(body) == {
+        "stage",
+        "reason",
+        "summary",
+        "evidence",
+        "next_steps",
+        "findings",
+        "chain",
+        "history",
+    }
+    assert (body["stage"], body["reason"]) == ("claim-unallocated", "no-matching-devices")
+    assert body["chain"]["pod"]["name"] == "eval-h200"
+    assert body["history"] == []
+
+
+def test_several_files_make_one_snapshot(tmp_path, no_django) -> None:
+    objects = build(later=True)
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    rest = [o for o in objects if o["kind"] != "Pod"]
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "List", "items": pods}))
+    (tmp_path / "rest.json").write_text(json.dumps(rest))
+    result = run(
+        "why",
+        "pod",
+        "llm-eval/eval-h200",
+        "-f",
+        str(tmp_path / "pods.json"),
+        "-f",
+        str(tmp_path / "rest.json"),
+        no_django=no_django,
+    )
+    assert result.returncode == 1, result.stderr.decode()
+    assert "claim-unallocated (no-matching-devices)" in result.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (("pod", "llm-eval/no-such-pod"), "bundle", "there is no Pod llm-eval/no-such-pod"),
+        (("claim", "llm-eval/nothing"), "bundle", "there is no ResourceClaim llm-eval/nothing"),
+        (("pod", "just-a-name"), "bundle", "give the object as NAMESPACE/NAME"),
+        (("pod", "a/b"), b"{not json", "<stdin>"),
+        (("pod", "a/b"), b'{"kind": "Secret", "apiVersion": "v1", "metadata": {}}', "Secret"),
+        (("pod", "a/b", "-f", "/no/such/file.json"), b"", "/no/such/file.json"),
+        (("pod", "a/b", "--version", "banana"), "bundle", "--version 'banana'"),
+        (("node", "a/b"), "bundle", "invalid choice"),
+    ],
+)
+def test_unusable_input_or_no_such_object_exits_2(
+    bundle, no_django, args: tuple[str, ...], stdin: Any, message: str
+) -> None:
+    data = bundle if stdin == "bundle" else stdin
+    result = run("why", *args, stdin=data, no_django=no_django)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert message in result.stderr.decode()
+    assert result.stdout == b""
+
+
+def test_version_judges_by_an_older_release(bundle, no_django) -> None:
+    """Kubernetes 1.34 still allocates from incomplete pools (1.35 and later do not): the
+    version changes the verdict's words, never the exit status's meaning."""
+    for version in ("v1.34", "1.36.2"):
+        result = run(
+            "why", "pod", "gpu-test2/pod0", "--version", version, stdin=bundle, no_django=no_django
+        )
+        assert result.returncode == 0, result.stderr.decode()
+
+
+# --- the same verdict as the pages and the API --------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("kind", "ref"),
+    [
+        ("pod", "llm-eval/eval-h200"),
+        ("pod", "gpu-test6/pod-5c8d7b9f4-qx2lm"),
+        ("pod", "gpu-test2/pod2"),
+        ("claim", "gpu-test2/single-gpu"),
+        ("claim", "llm-eval/h200-eval"),
+        ("claim", "ml-team/batch-ocr-gpu-w9p2v"),
+    ],
+)
+def test_json_equals_the_api_for_the_same_bundle(
+    api_client, tmp_path, no_django, kind: str, ref: str
+) -> None:
+    from dradash.snapshots.services import bundle_export
+    from tests.stored import import_analysed
+
+    path = tmp_path / "bundle.json"
+    path.write_bytes(json.dumps({"kind": "List", "items": build(later=True)}).encode())
+    snapshot = import_analysed(files=[("bundle.json", path.read_bytes())])
+    exported = tmp_path / "export.json"
+    exported.write_text("".join(bundle_export(snapshot)))
+    namespace, name = ref.split("/")
+    plural = "pods" if kind == "pod" else "claims"
+    api = api_client.get(
+        f"/api/v1/snapshots/{snapshot.pk}/{plural}/{namespace}/{name}/diagnosis"
+    ).json()
+    api["history"] = []
+    for source in (path, exported):  # as kubectl prints it, and as dradash exports it
+        result = run("why", kind, ref, "--json", "-f", str(source), no_django=no_django)
+        assert result.returncode == (0 if api["stage"] == "healthy" else 1), result.stderr
+        assert json.loads(result.stdout) == api, source.name
