@@ -168,6 +168,10 @@ X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_SECURE = envbool("DRADASH_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
+# Prometheus metrics at /metrics, for scrapers that send "Authorization: Bearer <token>";
+# unset: there is no /metrics.
+DRADASH_METRICS_TOKEN = envsecret("DRADASH_METRICS_TOKEN") or ""
+
 # Bundles: the largest file import_bundle and the upload form accept.
 DRADASH_BUNDLE_MAX_BYTES = envint("DRADASH_BUNDLE_MAX_BYTES", 256 * 1024 * 1024)
 # The largest upload request (all its files together), refused with 413 before it is read.

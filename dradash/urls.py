@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("dradash.compare.urls")),
     path("", include("dradash.readiness.urls")),
     path("", include("dradash.sharing.urls")),
+    path("", include("dradash.metrics.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

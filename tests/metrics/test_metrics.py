@@ -1,0 +1,151 @@
+"""GET /metrics (DESIGN "Metrics and chat previews"): Prometheus text of each cluster's latest
+analysed snapshot, behind a bearer token, off without one; and the sample alerting rules."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+
+from dradash.snapshots.models import SnapshotRun
+
+TOKEN = "scrape-me-0123456789"
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "dradash-alerts.yaml"
+
+
+@pytest.fixture
+def metrics_on(settings: Any) -> None:
+    settings.DRADASH_METRICS_TOKEN = TOKEN
+
+
+def scrape(client: Any) -> dict[str, list[Any]]:
+    response = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert response.status_code == 200, response.content[:300]
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    samples: dict[str, list[Any]] = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples.setdefault(sample.name, []).append(sample)
+    return samples
+
+
+def value(samples: dict[str, list[Any]], name: str, **labels: str) -> float:
+    found = [s.value for s in samples.get(name, []) if labels.items() <= s.labels.items()]
+    assert len(found) == 1, (name, labels, found)
+    return found[0]
+
+
+def test_off_without_a_token(client, db) -> None:
+    assert client.get("/metrics").status_code == 404
+
+
+def test_a_missing_or_wrong_token_is_refused(client, db, metrics_on) -> None:
+    for header in ({}, {"HTTP_AUTHORIZATION": "Bearer wrong"}, {"HTTP_AUTHORIZATION": TOKEN}):
+        response = client.get("/metrics", **header)
+        assert response.status_code == 401
+        assert response["WWW-Authenticate"].startswith("Bearer")
+        assert b"dradash_pods" not in response.content
+
+
+def test_a_logged_in_user_still_needs_the_token(client_logged_in, metrics_on) -> None:
+    assert client_logged_in.get("/metrics").status_code == 401
+
+
+def test_the_latest_analysed_snapshot_of_each_cluster(client, demo, metrics_on) -> None:
+    samples = scrape(client)
+    later = demo[-1]
+    assert value(
+        samples, "dradash_pods", cluster="demo", stage="claim-unallocated", reason="selector-error"
+    ) == 1
+    assert value(samples, "dradash_pods", cluster="demo", stage="healthy", reason="running") == 14
+    pods = sum(s.value for s in samples["dradash_pods"])
+    assert pods == 28  # the later snapshot's Pods, not both snapshots'
+    assert value(samples, "dradash_claims", cluster="demo", stage="healthy") > 0
+    assert value(
+        samples, "dradash_findings", cluster="demo", code="pool-stale-generation", severity="warning"
+    ) == 1
+    nvidia = {
+        s.labels["state"]: s.value
+        for s in samples["dradash_devices"]
+        if s.labels["device_class"] == "gpu.nvidia.com"
+    }
+    assert set(nvidia) == {"free", "allocated", "tainted", "unusable"}
+    assert sum(nvidia.values()) > 0
+    assert value(samples, "dradash_devices", device_class="gpu.example.com", state="unusable") == 4
+    age = value(samples, "dradash_snapshot_age_seconds", cluster="demo")
+    expected = (timezone.now() - later.captured_at).total_seconds()
+    assert abs(age - expected) < 60
+
+
+def test_capture_runs_and_the_last_capture_duration(client, demo, metrics_on) -> None:
+    now = timezone.now()
+    for status, seconds in (("failed", 3), ("succeeded", 5), ("succeeded", 12)):
+        SnapshotRun.objects.create(
+            kind="capture",
+            cluster_name="demo",
+            status=status,
+            started_at=now - timedelta(seconds=seconds),
+            finished_at=now,
+        )
+        now += timedelta(minutes=1)
+    SnapshotRun.objects.create(kind="upload", cluster_name="demo", status="failed")
+    samples = scrape(client)
+    assert value(samples, "dradash_capture_runs_total", cluster="demo", status="failed") == 1
+    assert value(samples, "dradash_capture_runs_total", cluster="demo", status="succeeded") == 2
+    assert value(samples, "dradash_capture_duration_seconds", cluster="demo") == 12
+
+
+def test_queries_do_not_grow_with_clusters_or_snapshots(
+    client, demo, metrics_on, django_assert_max_num_queries
+) -> None:
+    with django_assert_max_num_queries(8):
+        scrape(client)
+
+
+def test_a_pending_analysis_is_not_reported_as_the_cluster_state(client, demo, metrics_on) -> None:
+    from dradash.analysis.models import SnapshotAnalysis
+
+    SnapshotAnalysis.objects.filter(pk=demo[-1].pk).update(status="pending")
+    samples = scrape(client)
+    age = value(samples, "dradash_snapshot_age_seconds", cluster="demo")
+    assert abs(age - (timezone.now() - demo[0].captured_at).total_seconds()) < 60
+    codes = {s.labels["code"] for s in samples["dradash_findings"]}
+    assert "pool-stale-generation" not in codes  # only the later snapshot has a stale slice
+
+
+# --- the sample alerting rules --------------------------------------------------------------
+
+EXPORTED = {
+    "dradash_pods",
+    "dradash_claims",
+    "dradash_findings",
+    "dradash_devices",
+    "dradash_snapshot_age_seconds",
+    "dradash_capture_runs_total",
+    "dradash_capture_duration_seconds",
+    "up",
+}
+
+
+def test_the_sample_rules_use_only_metrics_dradash_exports() -> None:
+    rules = yaml.safe_load(RULES.read_text())
+    alerts = [r for g in rules["groups"] for r in g["rules"]]
+    assert {"DRAPodsClaimUnallocated", "DradashCaptureFailing"} <= {a["alert"] for a in alerts}
+    unallocated = next(a for a in alerts if a["alert"] == "DRAPodsClaimUnallocated")
+    assert unallocated["for"] == "15m"
+    for alert in alerts:
+        names = set(re.findall(r"\b(dradash_[a-z_]+|up)\b", alert["expr"]))
+        assert names and names <= EXPORTED, (alert["alert"], names)
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed")
+def test_promtool_accepts_the_sample_rules() -> None:
+    subprocess.run(["promtool", "check", "rules", str(RULES)], check=True)
