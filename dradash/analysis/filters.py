@@ -29,7 +29,7 @@ DEVICE_STATES = [
     ("free", "free"),
     ("allocated", "allocated"),
     ("tainted", "tainted (allocated or not)"),
-    ("unusable", "unusable: in a pool the allocator skips"),
+    ("unusable", "unusable (in a pool the allocator skips)"),
 ]
 
 
@@ -47,15 +47,32 @@ def _name_contains(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[A
 
 
 class _WorstFirst(django_filters.OrderingFilter):
-    """?sort=column or -column; without it, worst stage first, then by namespace and name."""
+    """?sort=column or -column; without it, worst stage first, then by namespace and name.
 
-    def __init__(self, *args: Any, default: list[str], **kwargs: Any) -> None:
+    A column may sort by several fields (``then``: the Pod column by namespace, then name;
+    the stage column by stage, then reason); the default order breaks the remaining ties.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        default: list[str],
+        then: dict[str, tuple[str, ...]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.default = default
+        self.then = then or {}
         super().__init__(*args, **kwargs)
 
     def filter(self, qs: QuerySet[Any], value: Any) -> QuerySet[Any]:
-        ordering = [self.get_ordering_value(v) for v in value or []]
-        return qs.order_by(*ordering, *[f for f in self.default if f not in ordering])
+        ordering: list[str] = []
+        for param in value or []:
+            descending = param.startswith("-")
+            column = param.lstrip("-")
+            for name in (self.param_map[column], *self.then.get(column, ())):
+                ordering.append(f"-{name}" if descending else name)
+        used = {o.lstrip("-") for o in ordering}
+        return qs.order_by(*ordering, *[f for f in self.default if f not in used])
 
 
 class PodFilter(django_filters.FilterSet):
@@ -76,6 +93,7 @@ class PodFilter(django_filters.FilterSet):
             ("owner", "owner"),
         ],
         default=["stage_order", "namespace", "name"],
+        then={"namespace": ("name",), "stage": ("reason",)},
     )
 
     class Meta:
@@ -102,6 +120,7 @@ class ClaimFilter(django_filters.FilterSet):
             ("devices", "devices"),
         ],
         default=["stage_order", "namespace", "name"],
+        then={"namespace": ("name",), "stage": ("reason",)},
     )
 
     class Meta:

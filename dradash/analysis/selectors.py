@@ -286,3 +286,63 @@ def node_tallies(snapshot: Snapshot, nodes: list[str]) -> dict[str, dict[str, in
         tally[c["status"]] = c["n"]
         tally["total"] += c["n"]
     return out
+
+
+SEARCH_SHOWN = 20  # Pods, claims and nodes each, on the search page and in its API
+
+
+@dataclass
+class SearchResult:
+    """What a name search of one snapshot finds: Pods, claims and nodes, worst first."""
+
+    query: str
+    pods: list[PodVerdict]
+    claims: list[ClaimVerdict]
+    nodes: list[dict[str, Any]]  # {"name", "devices", "pods"}
+    pod_total: int
+    claim_total: int
+    node_total: int
+
+    @property
+    def total(self) -> int:
+        return self.pod_total + self.claim_total + self.node_total
+
+
+def _name_query(query: str) -> Q:
+    """``name`` or ``namespace/name`` (each part anywhere in the name, any case)."""
+    namespace, slash, name = query.rpartition("/")
+    if slash:
+        return Q(namespace__icontains=namespace, name__icontains=name)
+    return Q(name__icontains=query)
+
+
+def snapshot_search(snapshot: Snapshot, query: str, *, limit: int = SEARCH_SHOWN) -> SearchResult:
+    """The Pods, claims and nodes of the snapshot whose names contain ``query``: the first
+    ``limit`` of each (Pods and claims worst stage first) and how many there are."""
+    query = query.strip()
+    names = _name_query(query)
+    order = ("stage_order", "namespace", "name")
+    pods = PodVerdict.objects.filter(names, snapshot=snapshot).defer("detail", "chain")
+    claims = claim_verdicts(snapshot).filter(names)
+    nodes: dict[str, dict[str, Any]] = {}
+    if "/" not in query:
+        for model, key in ((DeviceRow, "devices"), (PodVerdict, "pods")):
+            rows = (
+                model.objects.filter(snapshot=snapshot, node__icontains=query)
+                .exclude(node="")
+                .values("node")
+                .annotate(n=Count("id"))
+                .order_by()
+            )
+            for row in rows:
+                name = row["node"]
+                nodes.setdefault(name, {"name": name, "devices": 0, "pods": 0})[key] = row["n"]
+    return SearchResult(
+        query=query,
+        pods=list(pods.order_by(*order)[:limit]),
+        claims=list(claims.order_by(*order)[:limit]),
+        nodes=[nodes[n] for n in sorted(nodes)[:limit]],
+        pod_total=pods.count(),
+        claim_total=claims.count(),
+        node_total=len(nodes),
+    )

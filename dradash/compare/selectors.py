@@ -124,6 +124,13 @@ def _totals(snapshot: Snapshot) -> dict[str, int]:
 class Row:
     obj: Any  # a DraChange, ObjectRef or ObjectChange
     url: str | None = None  # its page in the snapshot that has it, when dradash has one
+    snapshot_id: int | None = None  # the snapshot that has it (its sentence links into it)
+
+    @property
+    def refs(self) -> list[dict[str, str]]:
+        """The object it is about, for the links in its sentence."""
+        o = self.obj
+        return [{"kind": o.kind, "namespace": o.namespace, "name": o.name}]
 
     @property
     def fields(self) -> list[Any]:
@@ -196,11 +203,9 @@ def diff_view(
     view = DiffView(limit=limit, list_limit=LIST_LIMIT)
     for code, title, changes in result.groups(kind or None):
         rows = [
-            Row(
-                c,
-                _url(c.kind, c.namespace, c.name, (before if c.side == "before" else after).pk),
-            )
+            Row(c, _url(c.kind, c.namespace, c.name, side.pk), side.pk)
             for c in changes[:limit]
+            for side in [before if c.side == "before" else after]
         ]
         view.groups.append((code, title, Listing(rows, len(changes), changes[0].kind)))
     for k in result.kinds:

@@ -94,6 +94,7 @@ class Demo:
         devices: list[dict[str, Any]],
         generation: int = 0,
         count: int = 1,
+        created: str | None = None,
     ) -> None:
         self.add(
             {
@@ -102,6 +103,7 @@ class Demo:
                 "metadata": meta(
                     "ResourceSlice",
                     name,
+                    created=created or ts(0),
                     generateName=name[: name.rfind("-") + 1],
                     generation=1,
                     ownerReferences=[
@@ -556,18 +558,21 @@ def build(later: bool = False) -> list[dict[str, Any]]:
         nvidia_full_gpus(h100, 8, "NVIDIA H100 80GB HBM3", "81559Mi", "Hopper", "9.0.0"),
     )
     d.node(mig, {**gpu_labels, "nvidia.com/mig.config": "all-balanced"})
-    d.slice_(
-        mig,
-        NVIDIA,
-        f"00000-{NVIDIA}-{mig}-ftq9x",
-        nvidia_mig_devices(mig, later),
-        generation=2 if later else 1,
-    )
+    # The MIG node's pool: one slice at generation 1. Half an hour on, a MIG reconfiguration
+    # has published generation 2 in a new slice, and the old slice lingers at generation 1,
+    # unchanged (the allocator ignores it; the driver should have deleted it).
+    d.slice_(mig, NVIDIA, f"00000-{NVIDIA}-{mig}-8kq2d", nvidia_mig_devices(mig, False), 1)
     if later:
-        # Half an hour on: the MIG reconfiguration's old slice lingers at generation 1 (the
-        # allocator ignores it), and a third example-driver node has joined, its pool published
-        # one slice of two so far (incomplete: skipped by the allocator from 1.35 on).
-        d.slice_(mig, NVIDIA, f"00000-{NVIDIA}-{mig}-8kq2d", nvidia_mig_devices(mig, False), 1)
+        d.slice_(
+            mig,
+            NVIDIA,
+            f"00000-{NVIDIA}-{mig}-ftq9x",
+            nvidia_mig_devices(mig, True),
+            generation=2,
+            created=ts(75),  # 10:15, between the two snapshots
+        )
+        # And a third example-driver node has joined, its pool published one slice of two so
+        # far (incomplete: skipped by the allocator from 1.35 on).
         w3 = "gpu-example-worker-3"
         d.node(w3, {"example.com/gpu.present": "true"})
         d.slice_(w3, EXAMPLE, f"{w3}-{EXAMPLE}-{uid(w3)[:5]}", example_gpus(w3)[:4], count=2)

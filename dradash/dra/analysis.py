@@ -124,7 +124,9 @@ class DeviceRecord:
         """What the devices page shows of it beyond the API row."""
         d = self.device
         return {
-            "key_attributes": [list(kv) for kv in matching.key_attributes(d, limit=3)],
+            "key_attributes": [
+                list(kv) for kv in matching.key_attributes(d, limit=3, capacity=True)
+            ],
             "attribute_list": [list(kv) for kv in inventory.device_attributes(d)],
             "capacity_list": [list(c) for c in inventory.device_capacity(d)],
             "counter_list": [list(c) for c in inventory.consumed_counters(d)],

@@ -80,6 +80,7 @@ CHANGE_TITLES = {
     "taint-rule-removed": "DeviceTaintRules removed",
     "taint-rule-changed": "DeviceTaintRules changed",
     "pool-generation": "Pool generation changes",
+    "pool-stale": "Slices left behind by a new pool generation",
     "devices-added": "Devices added to pools",
     "devices-removed": "Devices removed from pools",
     "pool-added": "Pools added",
@@ -630,6 +631,21 @@ def _pool_changes(
                 "pool-generation",
                 f"Pool {label} generation {old.generation} → {new.generation}.",
                 new,
+            )
+        was_stale = {s.name for s in old.stale_slices}
+        for s in new.stale_slices:
+            if s.name in was_stale:
+                continue
+            out.append(
+                DraChange(
+                    "pool-stale",
+                    f"Pool {label} moved to generation {new.generation}, but its generation-"
+                    f"{s.generation} ResourceSlice {s.name} was not deleted: the allocator "
+                    "ignores it, and the driver should have deleted it.",
+                    "ResourceSlice",
+                    "",
+                    s.name,
+                )
             )
         was, now = _pool_devices(old), _pool_devices(new)
         if gained := [n for n in now if n not in was]:

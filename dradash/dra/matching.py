@@ -8,19 +8,23 @@ at once, for the findings, capacity and inventory.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from dradash.dra.cel import (
     CelCompileError,
+    CelEvalError,
     DeviceInput,
     DeviceVerdict,
     Program,
     Selector,
+    cel_device,
     compile_selector,
     evaluate_devices,
 )
+from dradash.dra.cel.compiler import Context
 from dradash.dra.cel.device import conversion_error, projection
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device, DeviceRequestSpec
@@ -59,11 +63,34 @@ class DeviceRow:
 
 
 @dataclass
+class Clause:
+    """A top-level ``&&`` clause of the expression on a device that does not match: false, or
+    an error (a clause that raises does not "fail": ``false && error`` is false, but the error
+    is there all the same and aborts scheduling as soon as the other clauses are true)."""
+
+    source: str
+    error: str | None = None
+
+
+@dataclass
+class ErrorHint:
+    """What a runtime error on a group of devices means, when dradash can tell."""
+
+    kind: str  # "capacity": the key is a capacity of the devices; "missing": they lack it
+    key: str
+    domain: str = ""
+
+
+NO_SUCH_KEY = re.compile(r"no such key: (?P<key>[^\s,;)]+)")
+
+
+@dataclass
 class Evaluation:
     expression: str
     device_class: str | None = None
     compile_error: str | None = None
     rows: list[DeviceRow] = field(default_factory=list)
+    program: Program | None = None  # the expression's, for diagnostics
 
     @property
     def summary(self) -> dict[str, int]:
@@ -99,6 +126,48 @@ class Evaluation:
         for row in self.by_state("error"):
             groups.setdefault(row.verdict.error or "", []).append(row)
         return sorted(groups.items(), key=lambda item: -len(item[1]))
+
+    def clauses(self, row: DeviceRow) -> list[Clause]:
+        """The top-level clauses that are not true on a device the expression rejects, each
+        with the error it raises, if any (diagnostics only: each runs on its own budget)."""
+        if self.program is None or not row.verdict.failed_clauses:
+            return [Clause(c) for c in row.verdict.failed_clauses]
+        failing = set(row.verdict.failed_clauses)
+        try:
+            device = cel_device(device_input(row.device))
+        except CelEvalError:
+            return [Clause(c) for c in row.verdict.failed_clauses]
+        out = []
+        for source, clause in self.program.clauses:
+            if source not in failing:
+                continue
+            try:
+                clause(Context(), {"device": device})
+                out.append(Clause(source))
+            except CelEvalError as exc:
+                out.append(Clause(source, str(exc)))
+        return out
+
+
+def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> ErrorHint | None:
+    """For "no such key: X": whether X is a capacity of these devices (looked up under
+    ``device.attributes`` by mistake; its domain the one the expression names, if it is one of
+    theirs), else that they lack the attribute."""
+    match = NO_SUCH_KEY.search(message)
+    if match is None:
+        return None
+    key = match["key"].strip("'\"")
+    domains = []
+    for row in rows:
+        device = row.device
+        for name in device.capacity:
+            domain, _, ident = name.rpartition("/")
+            if ident == key and (domain or device.driver) not in domains:
+                domains.append(domain or device.driver)
+    if not domains:
+        return ErrorHint("missing", key)
+    named = [d for d in domains if d in expression]
+    return ErrorHint("capacity", key, (named or domains)[0])
 
 
 def device_input(device: Device) -> DeviceInput:
@@ -147,10 +216,11 @@ def evaluate(
                 return result
             selectors.append(Selector(program, label))
     try:
-        selectors.append(Selector(compile_selector(expression)))
+        result.program = compile_selector(expression)
     except CelCompileError as exc:
         result.compile_error = str(exc)
         return result
+    selectors.append(Selector(result.program))
     devices, inputs, errors = device_table(state)
     with gc_paused():  # tens of thousands of small objects, none cyclic
         verdicts = evaluate_devices(
@@ -174,8 +244,9 @@ def evaluate_slices(
     return evaluate(ClusterState.build(slices), expression, time_limit=time_limit)
 
 
-def key_attributes(device: Device, limit: int = 4) -> list[tuple[str, Any]]:
-    """A few attributes that tell devices apart at a glance (name, value)."""
+def key_attributes(device: Device, limit: int = 4, capacity: bool = False) -> list[tuple[str, Any]]:
+    """A few attributes that tell devices apart at a glance (name, value); with ``capacity``,
+    its memory capacity too."""
     attributes = device.attributes
     picked = []
     for name in KEY_ATTRIBUTES:
@@ -187,9 +258,18 @@ def key_attributes(device: Device, limit: int = 4) -> list[tuple[str, Any]]:
         if len(picked) == limit:
             break
     memory = device.capacity.get("memory") or device.capacity.get(f"{device.driver}/memory")
-    if isinstance(memory, dict) and len(picked) < limit:
+    if capacity and isinstance(memory, dict) and len(picked) < limit:
         picked.append(("memory", memory.get("value")))
     return picked
+
+
+def capacities(device: Device) -> list[tuple[str, Any]]:
+    """The device's capacities (name as CEL reads it under its domain, value)."""
+    out = []
+    for name, value in sorted(device.capacity.items()):
+        if isinstance(value, dict):
+            out.append((name.rpartition("/")[2], value.get("value")))
+    return out
 
 
 # What a request (or a firstAvailable subrequest) asks for: (device class, request selectors).

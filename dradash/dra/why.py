@@ -199,7 +199,7 @@ def render(v: Verdict, *, colour: bool = False) -> str:
         d.summary,
     ]
     if v.explanation is not None:
-        out += ["", *_funnel(v.explanation, s)]
+        out += ["", *_funnel(v.explanation, d.summary, s)]
     out += ["", s("Evidence", "bold")]
     for e in d.evidence:
         where = f"{e.kind} {e.namespace + '/' if e.namespace else ''}{e.name} · {e.field}"
@@ -237,7 +237,7 @@ def _stage_bar(stage: str, s: _Style) -> str:
     return "  " + " › ".join(parts)
 
 
-def _funnel(x: dict[str, Any], s: _Style) -> list[str]:
+def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
     if x.get("allocatable"):
         head = s(f"would allocate now on {x.get('node')}", "green")
     elif x.get("allocatable") is None:
@@ -246,6 +246,8 @@ def _funnel(x: dict[str, Any], s: _Style) -> list[str]:
         head = s("cannot allocate", "red")
     out = [f"{s('Allocator', 'bold')}: {head}"]
     error = x.get("error")
+    if error and error not in summary:
+        out.append(f"  {s('error', 'red')}: {error}")
     for r in x.get("requests") or []:
         out.append(f"  request {r['name']}")
         counts = r.get("funnel") or []
@@ -283,6 +285,4 @@ def _funnel(x: dict[str, Any], s: _Style) -> list[str]:
                 out.append(f"      {device}  {check}{s(': ' + why, 'dim') if why else ''}")
             if total > FAILED_SHOWN:
                 out.append(s(f"      … and {total - FAILED_SHOWN} more", "dim"))
-    if error:
-        out.append(f"  {s('error', 'red')}: {error}")
     return out

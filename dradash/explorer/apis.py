@@ -11,16 +11,26 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.analysis.apis import AnalysedApi
-from dradash.analysis.filters import DEVICE_STATES, DeviceFilter
-from dradash.analysis.models import ClaimVerdict
+from dradash.analysis.filters import (
+    CLAIM_STATES,
+    DEVICE_STATES,
+    STAGE_CHOICES,
+    ClaimFilter,
+    DeviceFilter,
+    PodFilter,
+)
+from dradash.analysis.models import ClaimVerdict, PodVerdict
 from dradash.analysis.selectors import (
     Detail,
     claim_detail,
     claim_explanation,
+    claim_verdicts,
     device_rows,
     pod_detail,
+    pod_verdicts,
     pool_rows,
     snapshot_findings,
+    snapshot_search,
 )
 from dradash.dra import inventory
 
@@ -255,3 +265,204 @@ class PoolListApi(AnalysedApi):
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         return Response(list(pool_rows(snapshot).values_list("data", flat=True)))
+
+
+# --- the Pods and claims lists, and the search -----------------------------------------------
+
+LIST_LIMIT = 1000  # rows per request at most; ?offset= pages on
+
+
+def pod_row(v: PodVerdict) -> dict[str, Any]:
+    return {
+        "namespace": v.namespace,
+        "name": v.name,
+        "stage": v.stage or None,
+        "reason": v.reason or None,
+        "summary": v.summary,
+        "phase": v.phase,
+        "node": v.node or None,
+        "owner": v.owner or None,
+        "claims": v.claims,
+    }
+
+
+def claim_row(v: ClaimVerdict) -> dict[str, Any]:
+    return {
+        "namespace": v.namespace,
+        "name": v.name,
+        "stage": v.stage,
+        "reason": v.reason,
+        "summary": v.summary,
+        "state": v.state,
+        "template": v.template or None,
+        "classes": v.class_list,
+        "drivers": v.driver_list,
+        "nodes": v.node_list,
+        "devices": v.devices,
+        "pods": v.pods,
+    }
+
+
+ROW_COMMON = {
+    "namespace": serializers.CharField(),
+    "name": serializers.CharField(),
+    "stage": serializers.CharField(allow_null=True),
+    "reason": serializers.CharField(allow_null=True),
+    "summary": serializers.CharField(),
+}
+POD_ROW = {
+    **ROW_COMMON,
+    "phase": serializers.CharField(),
+    "node": serializers.CharField(allow_null=True),
+    "owner": serializers.CharField(allow_null=True),
+    "claims": serializers.ListField(child=serializers.CharField()),
+}
+CLAIM_ROW = {
+    **ROW_COMMON,
+    "state": serializers.ChoiceField(choices=[value for value, _ in CLAIM_STATES]),
+    "template": serializers.CharField(allow_null=True),
+    "classes": serializers.ListField(child=serializers.CharField()),
+    "drivers": serializers.ListField(child=serializers.CharField()),
+    "nodes": serializers.ListField(child=serializers.CharField()),
+    "devices": serializers.IntegerField(),
+    "pods": serializers.ListField(child=serializers.CharField()),
+}
+
+
+# One class each (the search's answer holds them too): drf-spectacular names a component once.
+PodRowSerializer = type(inline_serializer("PodRow", POD_ROW))
+ClaimRowSerializer = type(inline_serializer("ClaimRow", CLAIM_ROW))
+
+
+class PageSerializer(serializers.Serializer):
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=LIST_LIMIT, default=LIST_LIMIT
+    )
+    offset = serializers.IntegerField(required=False, min_value=0, default=0)
+
+
+LIST_PARAMETERS = [
+    OpenApiParameter("q", str, description="part of the name, or namespace/name"),
+    OpenApiParameter("namespace", str),
+    OpenApiParameter("stage", str, enum=[value for value, _ in STAGE_CHOICES]),
+    OpenApiParameter("reason", str),
+    OpenApiParameter("node", str),
+    OpenApiParameter(
+        "sort",
+        str,
+        description="a column, - first for descending (the page's column headers sort the "
+        "same way); without it, worst stage first",
+    ),
+    OpenApiParameter("limit", int, description=f"rows, at most {LIST_LIMIT}"),
+    OpenApiParameter("offset", int, description="rows to skip"),
+]
+
+
+def _page(request: Request, filterset: Any) -> list[Any]:
+    if not filterset.is_valid():
+        raise serializers.ValidationError(filterset.errors)
+    page = PageSerializer(data=request.query_params)
+    page.is_valid(raise_exception=True)
+    start = page.validated_data["offset"]
+    return list(filterset.qs[start : start + page.validated_data["limit"]])
+
+
+class PodListApi(AnalysedApi):
+    @extend_schema(
+        summary="Pods that use DRA, worst first",
+        description="The Pods list of the snapshot: each Pod's stage, reason and summary, "
+        "phase, node, owner and claims; filtered and sorted as on the Pods page (worst stage "
+        "first unless ?sort= says otherwise).",
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("phase", str),
+        ],
+        responses=PodRowSerializer(many=True),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        rows = _page(request, PodFilter(request.query_params, pod_verdicts(snapshot)))
+        return Response([pod_row(v) for v in rows])
+
+
+class ClaimListApi(AnalysedApi):
+    @extend_schema(
+        summary="ResourceClaims, worst first",
+        description="The claims list of the snapshot: each claim's stage, reason and summary, "
+        "state, classes, drivers, nodes, devices and the Pods using it; filtered and sorted "
+        "as on the claims page.",
+        parameters=[
+            *LIST_PARAMETERS,
+            OpenApiParameter("state", str, enum=[value for value, _ in CLAIM_STATES]),
+            OpenApiParameter("device_class", str),
+            OpenApiParameter("driver", str),
+        ],
+        responses=ClaimRowSerializer(many=True),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        rows = _page(request, ClaimFilter(request.query_params, claim_verdicts(snapshot)))
+        return Response([claim_row(v) for v in rows])
+
+
+SearchSerializer = inline_serializer(
+    "SearchResult",
+    {
+        "query": serializers.CharField(),
+        "pods": PodRowSerializer(many=True),
+        "claims": ClaimRowSerializer(many=True),
+        "nodes": inline_serializer(
+            "NodeHit",
+            {
+                "name": serializers.CharField(),
+                "devices": serializers.IntegerField(),
+                "pods": serializers.IntegerField(),
+            },
+            many=True,
+        ),
+        "totals": inline_serializer(
+            "SearchTotals",
+            {
+                "pods": serializers.IntegerField(),
+                "claims": serializers.IntegerField(),
+                "nodes": serializers.IntegerField(),
+            },
+        ),
+    },
+)
+
+
+class SnapshotSearchApi(AnalysedApi):
+    class QuerySerializer(serializers.Serializer):
+        q = serializers.CharField(max_length=253 * 2 + 1, trim_whitespace=True)
+
+        class Meta:
+            ref_name = "SearchQuery"
+
+    @extend_schema(
+        summary="Find Pods, claims and nodes by name",
+        description="What the search box of the snapshot's pages finds: Pods (those that do "
+        "not use DRA too) and ResourceClaims whose name contains q (or namespace/name), worst "
+        "stage first, and nodes with devices or Pods whose name contains q; the first 20 of "
+        "each, and how many there are.",
+        parameters=[QuerySerializer],
+        responses=SearchSerializer,
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        params = self.QuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        found = snapshot_search(snapshot, params.validated_data["q"])
+        return Response(
+            {
+                "query": found.query,
+                "pods": [pod_row(v) for v in found.pods],
+                "claims": [claim_row(v) for v in found.claims],
+                "nodes": found.nodes,
+                "totals": {
+                    "pods": found.pod_total,
+                    "claims": found.claim_total,
+                    "nodes": found.node_total,
+                },
+            }
+        )

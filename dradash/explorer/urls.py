@@ -13,6 +13,7 @@ urlpatterns = [
     ),
     path("snapshots/<int:snapshot_id>/pods/", views.pod_list, name="pod-list"),
     path("snapshots/<int:snapshot_id>/devices/", views.device_list, name="device-list"),
+    path("snapshots/<int:snapshot_id>/search/", views.snapshot_search_page, name="snapshot-search"),
     path(
         "snapshots/<int:snapshot_id>/classes/<str:name>/",
         views.class_detail,

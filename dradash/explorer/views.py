@@ -11,7 +11,7 @@ from typing import Any
 import django_filters
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
@@ -34,12 +34,14 @@ from dradash.analysis.selectors import (
     device_rows,
     pod_verdicts,
     pool_rows,
+    snapshot_search,
 )
 from dradash.analysis.selectors import (
     pod_detail as pod_page,
 )
 from dradash.analysis.views import analysed
 from dradash.dra.diagnosis import STAGES
+from dradash.explorer.forms import SearchForm
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.snapshots.models import Snapshot
 
@@ -201,3 +203,29 @@ def device_list(
             "pools_total": pools.count(),
         }
     return render(request, template_for(request, "explorer/devices.html", "results"), context)
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@analysed
+def snapshot_search_page(
+    request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
+) -> HttpResponse:
+    """Pods, claims and nodes of the snapshot by name (the header's search box); one hit
+    opens its page."""
+    form = SearchForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Invalid search: " + form.errors.as_text())
+    query = form.cleaned_data["q"]
+    found = snapshot_search(snapshot, query) if query else None
+    if found is not None and found.total == 1 and not request.htmx:
+        if found.pods:
+            return redirect("pod-detail", snapshot.pk, found.pods[0].namespace, found.pods[0].name)
+        if found.claims:
+            c = found.claims[0]
+            return redirect("claim-detail", snapshot.pk, c.namespace, c.name)
+    return render(
+        request,
+        template_for(request, "explorer/search.html", "results"),
+        {"snapshot": snapshot, "query": query, "found": found},
+    )

@@ -15,6 +15,7 @@ from dradash.playground.services import NotAnalysed, selector_evaluate
 from dradash.snapshots.selectors import snapshot_list
 
 ROWS = 100  # rows per table, unless ?limit= asks for more
+ERROR_ROWS = 10  # devices shown per error message
 
 
 @require_safe
@@ -38,11 +39,25 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             class_error = f"{exc} in snapshot {snapshot.pk}"
         except NotAnalysed as exc:
             class_error = str(exc)
+    limit = data["limit"] or ROWS
+    errors, misses, misses_total = [], [], 0
+    if evaluation is not None and not evaluation.compile_error:
+        errors = [
+            (message, rows, matching.error_hint(message, rows, expression))
+            for message, rows in evaluation.error_groups
+        ]
+        nearest = evaluation.nearest_misses
+        misses_total = len(nearest)
+        misses = [(row, evaluation.clauses(row)) for row in nearest[:limit]]
     return render(
         request,
         template_for(request, "playground/playground.html", "results"),
         {
             "form": form,
+            "errors": errors,
+            "errors_shown": ERROR_ROWS,
+            "misses": misses,
+            "misses_total": misses_total,
             "snapshot": snapshot,
             "snapshots": snapshot_list()[:100],
             "classes": classes,
@@ -50,7 +65,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             "expression": expression,
             "evaluation": evaluation,
             "class_error": class_error,
-            "limit": data["limit"] or ROWS,
+            "limit": limit,
             "examples": EXAMPLES,
         },
     )
@@ -60,6 +75,9 @@ EXAMPLES = [
     ("A product", "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"),
     (
         "At least 40 GiB",
+        # The driver first: other drivers' devices have no gpu.nvidia.com capacity, and a
+        # lookup of a key that is not there is an error, not a "no".
+        "device.driver == 'gpu.nvidia.com' &&\n"
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
     ),
     (

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from dradash.api import BaseApi
 from dradash.sharing.models import DEFAULT_EXPIRY, MAX_EXPIRY, MIN_EXPIRY, ShareLink
+from dradash.sharing.pages import share_link_opens
 from dradash.sharing.selectors import share_link_list_active
 from dradash.sharing.services import remote_addr, share_link_create, share_link_revoke, share_path
 from dradash.snapshots.selectors import snapshot_list
@@ -72,6 +73,7 @@ class SnapshotShareListApi(BaseApi):
             remote_addr=remote_addr(request),
         )
         path = reverse("snapshot-detail", args=[snapshot.pk])
+        share_link_opens(link=link, path=path)
         url = request.build_absolute_uri(share_path(token, path[1:]))
         return Response(
             self.ShareCreatedSerializer(

@@ -39,6 +39,9 @@ class ShareLink(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     access_count = models.PositiveIntegerField(default=0)
+    # The page the link was made on (path and query, relative to the site, as shareable_path
+    # gives it): what it opens first. "" for links made before dradash recorded it.
+    path = models.CharField(max_length=2000, blank=True)
     # When the last share.access audit event was written (they are written at most once per
     # ACCESS_AUDIT_INTERVAL per link; last_accessed_at and access_count count every request).
     access_audited_at = models.DateTimeField(null=True, blank=True, editable=False)

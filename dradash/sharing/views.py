@@ -7,12 +7,13 @@ from datetime import timedelta
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_cache_control
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.sharing.forms import ShareCreateForm
 from dradash.sharing.models import ShareLink
+from dradash.sharing.pages import share_link_opens
 from dradash.sharing.selectors import audit_event_list, share_link_list_active
 from dradash.sharing.services import (
     remote_addr,
@@ -44,9 +45,9 @@ def share_create(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
         expires_in=timedelta(seconds=form.cleaned_data["expires_in"]),
         remote_addr=remote_addr(request),
     )
-    url = request.build_absolute_uri(
-        share_path(token, shareable_path(current, snapshot_id=snapshot.pk))
-    )
+    opens = shareable_path(current, snapshot_id=snapshot.pk)
+    share_link_opens(link=link, path=opens)
+    url = request.build_absolute_uri(share_path(token, opens))
     response = render(
         request,
         template_for(request, "sharing/created.html", "created"),
@@ -75,9 +76,13 @@ def _share_list(request: HtmxHttpRequest, snapshot: Snapshot) -> HttpResponse:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def share_revoke(request: HtmxHttpRequest, share_id: int) -> HttpResponse:
+    """GET asks to confirm (the list's Revoke button without JavaScript; with it, the browser
+    asks), POST revokes."""
     link = get_object_or_404(ShareLink.objects.select_related("snapshot"), pk=share_id)
+    if request.method == "GET":
+        return render(request, "sharing/revoke.html", {"link": link, "snapshot": link.snapshot})
     share_link_revoke(link=link, user=request.user, remote_addr=remote_addr(request))
     if request.htmx:
         return _share_list(request, link.snapshot)

@@ -29,6 +29,9 @@ class Snapshot(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     source = models.CharField(max_length=16, choices=Source.choices)
     captured_at = models.DateTimeField(help_text="When the cluster was in this state.")
+    # False for a bundle that does not say when it was captured: captured_at is then when it
+    # was imported, and pages say "imported at", not "captured".
+    captured_at_known = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     server_version = models.CharField(max_length=64, blank=True)
     # Served resource.k8s.io versions, e.g. ["resource.k8s.io/v1", "resource.k8s.io/v1beta2"].

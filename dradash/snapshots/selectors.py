@@ -12,6 +12,7 @@ import orjson
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from dradash.analysis.models import SnapshotAnalysis
 from dradash.clusters.models import Cluster
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -28,9 +29,11 @@ def snapshot_list() -> QuerySet[Snapshot]:
 
 
 def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, list[Snapshot]]]:
-    """Clusters with their latest snapshots, newest first: three queries whatever the size.
+    """Clusters with their latest snapshots, newest first: four queries whatever the size.
 
-    Each cluster also gets ``capture_run``: its latest capture run, or None.
+    Each cluster also gets ``capture_run``: its latest capture run, or None; each snapshot
+    ``analysis_status`` (pending, done, failed) and ``health``: its Pods using DRA, how many are
+    stuck and [stage, n] of the stuck ones (from its stored analysis, when done).
     """
     latest_run = SnapshotRun.objects.filter(
         kind=SnapshotRun.Kind.CAPTURE, cluster_name=OuterRef("name")
@@ -51,7 +54,23 @@ def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, 
         bucket = latest[snapshot.cluster_id]
         if len(bucket) < per_cluster:
             bucket.append(snapshot)
+    shown = {s.pk: s for bucket in latest.values() for s in bucket}
+    analyses = {
+        pk: (status, summary)
+        for pk, status, summary in SnapshotAnalysis.objects.filter(pk__in=list(shown)).values_list(
+            "snapshot_id", "status", "summary"
+        )
+    }
+    for pk, snapshot in shown.items():
+        status, summary = analyses.get(pk, ("pending", {}))
+        snapshot.analysis_status = status
+        snapshot.health = _health(summary) if status == "done" else None
     return [(c, latest[c.pk]) for c in clusters]
+
+
+def _health(summary: dict[str, Any]) -> dict[str, Any]:
+    stuck = [[stage, n] for stage, _, n in summary.get("stages") or [] if n and stage != "healthy"]
+    return {"pods": summary.get("dra_pods", 0), "stuck": summary.get("stuck", 0), "stages": stuck}
 
 
 def run_list(*, limit: int = 10) -> QuerySet[SnapshotRun]:

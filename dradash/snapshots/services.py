@@ -329,6 +329,7 @@ def _snapshot_create(
     api_versions: Sequence[str],
     kind_status: dict[str, dict[str, Any]] | None,
     ignored: dict[str, int] | None,
+    captured_at_known: bool = True,
 ) -> Snapshot:
     """The Snapshot row for objects whose blobs are stored (inside the storing transaction).
 
@@ -341,6 +342,7 @@ def _snapshot_create(
         source=source,
         status=Snapshot.Status.PARTIAL if partial else Snapshot.Status.COMPLETE,
         captured_at=captured_at,
+        captured_at_known=captured_at_known,
         server_version=server_version,
         api_versions=list(api_versions),
         kinds=kinds,
@@ -459,6 +461,7 @@ def bundle_import(
             api_versions=info.get("apiVersions") or [],
             kind_status=info.get("kinds"),
             ignored=dict(ignored),
+            captured_at_known=bool(info.get("capturedAt")),
         )
 
 
@@ -497,10 +500,14 @@ def _captured_at(bundle: Bundle) -> datetime:
 
 
 def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
-    """The SnapshotInfo spec that describes a stored snapshot in a bundle."""
+    """The SnapshotInfo spec that describes a stored snapshot in a bundle (without capturedAt
+    when the snapshot's bundle did not say when it was captured: the time of its import is no
+    capture time)."""
+    info: dict[str, Any] = {"cluster": snapshot.cluster.name}
+    if snapshot.captured_at_known:
+        info["capturedAt"] = snapshot.captured_at.isoformat()
     return {
-        "cluster": snapshot.cluster.name,
-        "capturedAt": snapshot.captured_at.isoformat(),
+        **info,
         "serverVersion": snapshot.server_version,
         "apiVersions": snapshot.api_versions,
         # Only kinds someone listed: "absent" from a bundle that never had them proves nothing,

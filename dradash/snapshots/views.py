@@ -7,10 +7,12 @@ from django.contrib import messages
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.text import slugify
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
 
 from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import snapshot_findings, stuck_pods
@@ -136,7 +138,9 @@ def _upload(request: HtmxHttpRequest) -> HttpResponse:
             run = upload_run_create(
                 files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
             )
-            messages.info(request, f"Importing {len(files)} file(s).")
+            run.refresh_from_db()  # without a broker the import has run already
+            if _imported(request, run):
+                return redirect("snapshot-detail", snapshot_id=run.snapshot_id)
             return redirect("run-detail", run_id=run.pk)
     else:
         form = UploadForm()
@@ -145,8 +149,23 @@ def _upload(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
+def _imported(request: HtmxHttpRequest, run: SnapshotRun) -> bool:
+    """Whether an upload run has stored its snapshot (then the next page says so)."""
+    if not (
+        run.kind == SnapshotRun.Kind.UPLOAD
+        and run.status == SnapshotRun.Status.SUCCEEDED
+        and run.snapshot_id
+    ):
+        return False
+    messages.success(request, f"Upload #{run.pk} imported as snapshot #{run.snapshot_id}.")
+    return True
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def run_detail(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     run = get_object_or_404(SnapshotRun.objects.select_related("snapshot"), pk=run_id)
+    # The upload page waits here, polling: once the snapshot is stored, open it.
+    if request.htmx and request.GET.get("open") and _imported(request, run):
+        return HttpResponseClientRedirect(reverse("snapshot-detail", args=[run.snapshot_id]))
     return render(request, template_for(request, "snapshots/run.html", "status"), {"run": run})

@@ -18,7 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 # What each status segment means, for tooltips and legends (dradash.dra.inventory STATUSES).
 STATUS_LABELS = {
     "allocated": "allocated",
-    "unusable": "in a pool the allocator skips",
+    "unusable": "unusable (in a pool the allocator skips)",
     "tainted": "tainted, not allocated",
     "free": "free",
     "used": "consumed",
@@ -26,6 +26,28 @@ STATUS_LABELS = {
 }
 LABEL_CHARS = 32  # longer labels are shortened on the chart; the tooltip has them whole
 CHAR_WIDTH = 7.3  # of a label character at the 12px monospace font of dradash.css
+
+
+def short_labels(labels: Sequence[str], limit: int = LABEL_CHARS) -> list[str]:
+    """Labels of at most ``limit`` characters that still tell the rows apart: a long one keeps
+    its start and its end (where generated node names differ: ``…-zdfrn-rnkzj-gcxqf``) with an
+    ellipsis between; when two would still read alike, more of their ends is kept."""
+    out = []
+    for label in labels:
+        if len(label) <= limit:
+            out.append(label)
+            continue
+        head = min(10, limit // 3)
+        out.append(label[:head] + "…" + label[-(limit - head - 1) :])
+    seen: dict[str, int] = {}
+    for shown in out:
+        seen[shown] = seen.get(shown, 0) + 1
+    if any(n > 1 for n in seen.values()):  # alike at both ends: show the end in full
+        out = [
+            shown if seen[shown] == 1 or len(label) <= limit else "…" + label[-(limit - 1) :]
+            for label, shown in zip(labels, out, strict=True)
+        ]
+    return out
 
 
 def _n(value: float) -> str:
@@ -112,10 +134,11 @@ def bar_chart(
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">'
         f"<title>{escape(title)}</title>"
     ]
+    labels = short_labels([r.label for r in rows])
     for i, row in enumerate(rows):
         y = i * row_height
         text_y = y + row_height - 6
-        shown = row.label if len(row.label) <= LABEL_CHARS else row.label[: LABEL_CHARS - 1] + "…"
+        shown = labels[i]
         parts.append(
             f'<a href="{escape(row.href)}"><title>{escape(f"{row.label}: {row.note}")}</title>'
             f'<text class="bar-label" x="{label_width - 8}" y="{text_y}" text-anchor="end">'

@@ -62,16 +62,22 @@ def test_a_logged_in_user_still_needs_the_token(client_logged_in, metrics_on) ->
 def test_the_latest_analysed_snapshot_of_each_cluster(client, demo, metrics_on) -> None:
     samples = scrape(client)
     later = demo[-1]
-    assert value(
-        samples, "dradash_pods", cluster="demo", stage="claim-unallocated", reason="selector-error"
-    ) == 1
+    assert (
+        value(
+            samples,
+            "dradash_pods",
+            cluster="demo",
+            stage="claim-unallocated",
+            reason="selector-error",
+        )
+        == 1
+    )
     assert value(samples, "dradash_pods", cluster="demo", stage="healthy", reason="running") == 14
     pods = sum(s.value for s in samples["dradash_pods"])
     assert pods == 28  # the later snapshot's Pods, not both snapshots'
     assert value(samples, "dradash_claims", cluster="demo", stage="healthy") > 0
-    assert value(
-        samples, "dradash_findings", cluster="demo", code="pool-stale-generation", severity="warning"
-    ) == 1
+    stale = {"code": "pool-stale-generation", "severity": "warning"}
+    assert value(samples, "dradash_findings", cluster="demo", **stale) == 1
     nvidia = {
         s.labels["state"]: s.value
         for s in samples["dradash_devices"]

@@ -36,3 +36,19 @@ def share_bar(context: template.Context) -> dict[str, Any]:
             "form": ShareCreateForm(initial={"path": request.get_full_path()}),
         }
     return {}
+
+
+@register.filter
+def opens(link: Any) -> str:
+    """The page a share link opens first, named ("Pod ml/trainer-0"), or ""."""
+    from dradash.sharing.pages import page_title
+
+    return page_title(getattr(link, "path", "") or "")
+
+
+@register.filter
+def site_path(path: str) -> str:
+    """A path relative to the site (ShareLink.path) as an address on it."""
+    from django.urls import get_script_prefix
+
+    return get_script_prefix() + path.lstrip("/")

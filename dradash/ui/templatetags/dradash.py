@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django import template
 from django.http import QueryDict
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -176,6 +177,13 @@ def key_attributes(device: Any) -> list[tuple[str, Any]]:
 
 
 @register.filter
+def capacities(device: Any) -> list[tuple[str, Any]]:
+    from dradash.dra.matching import capacities as pick
+
+    return pick(device)
+
+
+@register.filter
 def head(items: Any, n: int) -> Any:
     """The first n items (slice with a number from a variable)."""
     return items[: int(n)]
@@ -290,3 +298,58 @@ DEVICE_BADGES = {"allocated": "info", "free": "ok", "tainted": "warn", "unusable
 def device_badge(status: Any) -> str:
     """CSS modifier for an inventory status (dradash.dra.inventory)."""
     return DEVICE_BADGES.get(str(status), "muted")
+
+
+@register.simple_tag
+def snapshot_time(snapshot: Any) -> str:
+    """ "captured <time>" when the snapshot's source says when the cluster was in that state,
+    else "imported at <time>" (a bundle without a capture time)."""
+    when = snapshot.captured_at
+    verb = "captured" if getattr(snapshot, "captured_at_known", True) else "imported at"
+    return format_html(
+        '{} <time datetime="{}">{} UTC</time>',
+        verb,
+        when.isoformat(),
+        when.strftime("%Y-%m-%d %H:%M:%S"),
+    )
+
+
+@register.filter
+def stage_counts_text(stages: Any) -> str:
+    """[[stage, title, n], …] as "3 pod-pending, 4 claim-unallocated" (stages with Pods)."""
+    return ", ".join(f"{n} {stage}" for stage, _, n in stages or [] if n) or "no Pods using DRA"
+
+
+_BREAK_AFTER = re.compile(r"([./_-])(?=[^./_-])")
+
+
+@register.filter
+def wbr(value: Any) -> str:
+    """A name that may wrap after its dots, slashes, hyphens and underscores, never inside a
+    word: ``gpu.example.com`` breaks as ``gpu.|example.|com``, not ``gpu.example.co|m``."""
+    return mark_safe(_BREAK_AFTER.sub(r"\1<wbr>", escape(str(value))))  # noqa: S308 (escaped)
+
+
+@register.simple_tag
+def sort_header(filters: Any, url: str, column: str, label: str, default: str = "stage") -> str:
+    """A list's column header that sorts by the column on click (``?sort=column``, again for
+    ``-column``), keeping the other filters; the column the list is sorted by says so
+    (``aria-sort``, ▲ or ▼). Without ``sort`` the list is sorted by ``default``."""
+    current = str((filters or {}).get("sort") or default)
+    descending = current.startswith("-")
+    active = current.lstrip("-") == column
+    target = f"-{column}" if active and not descending else column
+    params = {k: v for k, v in (filters or {}).items() if k not in ("sort", "page")}
+    href = f"{url}?{query(params, sort=target)}"
+    state = ("descending" if descending else "ascending") if active else "none"
+    mark = ("▼" if descending else "▲") if active else ""
+    return format_html(
+        '<th aria-sort="{}"><a class="sort" href="{}" hx-get="{}" hx-target="#results" '
+        'hx-swap="outerHTML" hx-push-url="true" title="Sort by {}">{}{}</a></th>',
+        state,
+        href,
+        href,
+        label.lower(),
+        label,
+        format_html(' <span class="sort-mark" aria-hidden="true">{}</span>', mark) if mark else "",
+    )

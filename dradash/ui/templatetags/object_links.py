@@ -42,3 +42,27 @@ def object_link_text(kind: str, ref: str, snapshot_id: int) -> str:
         return label
     args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
     return format_html('<a href="{}">{}</a>', reverse(page, args=args), label)
+
+
+@register.simple_tag
+def linked(text: str, refs: Any, snapshot_id: int, namespace: str = "") -> str:
+    """A sentence (a finding's message, a diff change) with the names of objects that have a
+    page linked to it (dradash.ui.links)."""
+    from dradash.ui.links import linked as link
+
+    return link(str(text), refs or [], snapshot_id, namespace)
+
+
+@register.simple_tag
+def device_link(device: Any, snapshot_id: int) -> str:
+    """``pool/device`` of a device row ({"driver", "pool", "device"}), linked to the devices
+    list showing it."""
+    from dradash.ui.links import device_url
+
+    driver, pool, name = device.get("driver", ""), device.get("pool", ""), device.get("device", "")
+    return format_html(
+        '<a href="{}"><code>{}/{}</code></a>',
+        device_url(snapshot_id, driver, pool, name),
+        pool,
+        name,
+    )

@@ -1,0 +1,121 @@
+"""Names of objects in sentences dradash writes (findings, diff changes, verdicts), linked to
+the pages that show them: Pods and claims to their pages, DeviceClasses to theirs, pools, nodes
+and devices to the devices list filtered to them. ``reverse`` keeps every link under the
+share-link prefix when the page is read through one.
+
+The sentences come from dradash's own words ("ResourceClaim ns/name", "Pool driver/pool",
+"node name", "Device driver/pool/device"), and the objects a finding names come with it, so
+the names are found by text; everything else stays escaped text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+PAGES = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "DeviceClass": "class-detail"}
+NAME = r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?"  # a Kubernetes (DNS subdomain) name
+# A name ends where no name character follows (a full stop ends a sentence, not a name).
+END = r"(?![A-Za-z0-9_/-]|\.[A-Za-z0-9])"
+START = r"(?<![A-Za-z0-9_./-])"
+POOL = re.compile(rf"\b[Pp]ool {START}(?P<driver>{NAME})/(?P<pool>{NAME}(?:/{NAME})*){END}")
+DEVICE = re.compile(
+    rf"\bDevice {START}(?P<driver>{NAME})/(?P<pool>{NAME}(?:/{NAME})*)/(?P<device>{NAME}){END}"
+)
+NODES = re.compile(rf"\bnodes? (?P<list>{NAME}{END}(?:(?:, | and ){NAME}{END})*)")
+LIST_ITEM = re.compile(rf"{START}{NAME}{END}")
+BARE_POD = re.compile(rf"\bPod {START}(?P<name>{NAME}){END}")
+# The allocator's words for a device another claim holds: "allocated to ns/claim, ns/claim".
+HOLDERS = re.compile(rf"\ballocated to (?P<list>{NAME}/{NAME}{END}(?:, {NAME}/{NAME}{END})*)")
+HOLDER = re.compile(rf"(?P<namespace>{NAME})/(?P<name>{NAME}){END}")
+
+
+def _url(kind: str, namespace: str, name: str, snapshot_id: int) -> str | None:
+    page = PAGES.get(kind)
+    if page is None or not name:
+        return None
+    args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
+    try:
+        return reverse(page, args=args)
+    except NoReverseMatch:  # a name the URL cannot carry
+        return None
+
+
+def device_url(snapshot_id: int, driver: str, pool: str, device: str) -> str:
+    """The devices list showing one device."""
+    return _devices(snapshot_id, driver=driver, pool=pool, q=device)
+
+
+def _devices(snapshot_id: int, **filters: str) -> str:
+    return f"{reverse('device-list', args=[snapshot_id])}?{urlencode(filters)}"
+
+
+def spans(
+    text: str, refs: Iterable[Mapping[str, Any]], snapshot_id: int, namespace: str = ""
+) -> list[tuple[int, int, str]]:
+    """(start, end, url) of the names in ``text`` that have a page, not overlapping. With a
+    ``namespace``, "Pod name" is that namespace's Pod (a claim's consumers)."""
+    found: list[tuple[int, int, str]] = []
+    if namespace:
+        for m in BARE_POD.finditer(text):
+            url = _url("Pod", namespace, m["name"], snapshot_id)
+            if url is not None:
+                found.append((m.start("name"), m.end("name"), url))
+    for ref in refs:
+        kind, namespace, name = ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")
+        url = _url(kind, namespace, name, snapshot_id)
+        if url is None:
+            continue
+        needles = [f"{namespace}/{name}"] if namespace else []
+        if kind in ("Pod", "DeviceClass", "ResourceClaim"):
+            needles.append(name)  # "shared by 3 Pods (pod0, pod1 and pod2)"
+        for needle in needles:
+            pattern = re.compile(START + re.escape(needle) + END)
+            found += [(m.start(), m.end(), url) for m in pattern.finditer(text)]
+    for m in HOLDERS.finditer(text):
+        offset = m.start("list")
+        for item in HOLDER.finditer(m["list"]):
+            url = _url("ResourceClaim", item["namespace"], item["name"], snapshot_id)
+            if url is not None:
+                found.append((offset + item.start(), offset + item.end(), url))
+    for m in DEVICE.finditer(text):
+        url = _devices(snapshot_id, driver=m["driver"], pool=m["pool"], q=m["device"])
+        found.append((m.start("driver"), m.end("device"), url))
+    for m in POOL.finditer(text):
+        found.append((m.start("driver"), m.end("pool"), _devices(snapshot_id, **m.groupdict())))
+    for m in NODES.finditer(text):
+        offset = m.start("list")
+        for item in LIST_ITEM.finditer(m["list"]):
+            if item[0] == "and":
+                continue
+            found.append(
+                (offset + item.start(), offset + item.end(), _devices(snapshot_id, node=item[0]))
+            )
+    # Leftmost, then longest: "ns/claim" wins over the bare "claim" inside it.
+    found.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    out: list[tuple[int, int, str]] = []
+    end = 0
+    for start, stop, url in found:
+        if start >= end:
+            out.append((start, stop, url))
+            end = stop
+    return out
+
+
+def linked(
+    text: str, refs: Iterable[Mapping[str, Any]], snapshot_id: int, namespace: str = ""
+) -> SafeString:
+    """``text`` as HTML, the names in it that have a page linked."""
+    parts, at = [], 0
+    for start, stop, url in spans(text, refs, snapshot_id, namespace):
+        parts.append(escape(text[at:start]))
+        parts.append(format_html('<a href="{}">{}</a>', url, text[start:stop]))
+        at = stop
+    parts.append(escape(text[at:]))
+    return mark_safe("".join(parts))  # noqa: S308 (each part escaped or built by format_html)
