@@ -82,7 +82,9 @@ def _routes(patterns=None, prefix: str = ""):  # type: ignore[no-untyped-def]
             yield entry.name or route, "/" + prefix + route
 
 
-OPEN = {"login", "api-schema"}  # the login page; the schema answers 401/403 itself (below)
+# The login page; the public API schema; /metrics, whose credential is its bearer token (and
+# which does not exist without one: tests/metrics).
+OPEN = {"login", "api-schema", "metrics"}
 
 
 def test_every_route_needs_a_login(client, demo) -> None:

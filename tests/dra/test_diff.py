@@ -205,10 +205,11 @@ def test_demo_later_snapshot_changes() -> None:
         "claim-allocated",
         "device-tainted",
         "pool-generation",
+        "pool-stale",
         "pool-added",
         "node-added",
     ]
-    stage, allocated, tainted, generation, pool, node = result.changes
+    stage, allocated, tainted, generation, stale, pool, node = result.changes
     assert stage.sentence.startswith(
         "Pod batch/etl-worker-7: pod-pending (claim-not-created) → healthy (running)."
     )
@@ -228,6 +229,22 @@ def test_demo_later_snapshot_changes() -> None:
         "(ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-ftq9x)."
     )
     assert generation.sentence == "Pool gpu.nvidia.com/h100-mig-node-01 generation 1 → 2."
+    # The MIG reconfiguration's new slice is added; the old one is left behind, unchanged.
+    assert stale.sentence == (
+        "Pool gpu.nvidia.com/h100-mig-node-01 moved to generation 2, but its generation-1 "
+        "ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-8kq2d was not deleted: the "
+        "allocator ignores it, and the driver should have deleted it."
+    )
+    assert (stale.kind, stale.name) == (
+        "ResourceSlice",
+        "00000-gpu.nvidia.com-h100-mig-node-01-8kq2d",
+    )
+    slices = result.kind("ResourceSlice")
+    assert [s.ref for s in slices.added] == [
+        "00000-gpu.nvidia.com-h100-mig-node-01-ftq9x",
+        "gpu-example-worker-3-gpu.example.com-e396e",
+    ]
+    assert slices.changed == [] and slices.removed == []
     assert pool.sentence.startswith("Pool gpu.example.com/gpu-example-worker-3 appeared with 4")
     assert node.sentence == "Node gpu-example-worker-3 was added."
     assert [c.ref for c in result.kind("ResourceClaim").added] == ["batch/etl-worker-7-gpu-k3f7w"]
@@ -447,12 +464,14 @@ def test_groups_follow_the_change_order_and_filter_by_kind() -> None:
         "claim-allocated",
         "device-tainted",
         "pool-generation",
+        "pool-stale",
         "pool-added",
         "node-added",
     ]
     assert [code for code, _, _ in result.groups("ResourceSlice")] == [
         "device-tainted",
         "pool-generation",
+        "pool-stale",
         "pool-added",
     ]
     assert [code for code, _, _ in result.groups("Node")] == ["node-added"]

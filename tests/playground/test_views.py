@@ -16,7 +16,7 @@ INDEX = (
 def page(client, **params) -> str:
     response = client.get(f"{reverse('playground')}?{urlencode(params)}")
     assert response.status_code == 200
-    return response.content.decode()
+    return response.content.decode().replace("<wbr>", "")  # where long names may wrap
 
 
 def test_empty_playground_invites_an_expression(client_logged_in, demo) -> None:

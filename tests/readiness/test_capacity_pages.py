@@ -164,5 +164,5 @@ def test_devices_in_pools_the_allocator_skips_are_named_not_counted(
     example = next(c for c in classes if c["device_class"] == "gpu.example.com")
     assert (example["devices"], example["in_skipped_pools"]) == (16, 4)
     html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
-    assert "4 more in pools the allocator skips" in html
+    assert "4 more unusable (in pools the allocator skips)" in html
     assert "state=unusable" in html

@@ -106,8 +106,9 @@ def test_upload_stores_no_env_value(
     assert SECRET not in b"".join(export.streaming_content).decode()
 
 
-def store_raw(objects: list[dict[str, Any]], cluster: str) -> Snapshot:
-    """A snapshot stored as before this change: its objects verbatim."""
+def store_raw(objects: list[dict[str, Any]], cluster: str, model: Any = Snapshot) -> Any:
+    """A snapshot stored as before this change: its objects verbatim (``model``: the Snapshot
+    model of the schema the database has)."""
     from dradash.snapshots.services import cluster_for_name
 
     ids = []
@@ -125,8 +126,8 @@ def store_raw(objects: list[dict[str, Any]], cluster: str) -> Snapshot:
             },
         )
         ids.append(blob.pk)
-    return Snapshot.objects.create(
-        cluster=cluster_for_name(cluster),
+    return model.objects.create(
+        cluster_id=cluster_for_name(cluster).pk,
         source=Snapshot.Source.IMPORT,
         captured_at="2026-11-01T00:00:00Z",
         object_count=len(ids),
@@ -170,7 +171,8 @@ def test_the_data_migration_redacts_what_was_stored_before() -> None:
     latest = executor.loader.graph.leaf_nodes("snapshots")
     executor.migrate(before)
     try:
-        store_raw([secret_pod()], "legacy")
+        then = executor.loader.project_state(before).apps.get_model("snapshots", "Snapshot")
+        store_raw([secret_pod()], "legacy", then)
         executor = MigrationExecutor(connection)
         executor.migrate(latest)
         assert SECRET not in stored_text()
