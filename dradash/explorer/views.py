@@ -129,7 +129,12 @@ def pod_detail(
     return render(
         request,
         template_for(request, "explorer/pod.html", "content"),
-        {"snapshot": snapshot, "detail": detail, "chain": detail.chain},
+        {
+            "snapshot": snapshot,
+            "detail": detail,
+            "chain": detail.chain,
+            "classes": analysis.summary.get("classes", []),
+        },
     )
 
 
@@ -149,7 +154,12 @@ def claim_detail(
     return render(
         request,
         template_for(request, "explorer/claim.html", "content"),
-        {"snapshot": snapshot, "detail": detail, "chain": detail.chain},
+        {
+            "snapshot": snapshot,
+            "detail": detail,
+            "chain": detail.chain,
+            "classes": analysis.summary.get("classes", []),
+        },
     )
 
 

@@ -55,6 +55,7 @@ def snapshot_detail(
             "stuck_total": stuck_total,
             "findings": snapshot_findings(snapshot),
             "checklist": analysis.summary.get("checklist", {}),
+            "classes": analysis.summary.get("classes", []),  # those a sentence may link to
         },
     )
 

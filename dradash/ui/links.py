@@ -4,8 +4,8 @@ and devices to the devices list filtered to them. ``reverse`` keeps every link u
 share-link prefix when the page is read through one.
 
 The sentences come from dradash's own words ("ResourceClaim ns/name", "Pool driver/pool",
-"node name", "Device driver/pool/device"), and the objects a finding names come with it, so
-the names are found by text; everything else stays escaped text.
+"node name", "driver/pool/device", "allocated to ns/claim"), and the objects a finding names
+come with it, so the names are found by text; everything else stays escaped text.
 """
 
 from __future__ import annotations
@@ -21,19 +21,28 @@ from django.utils.safestring import SafeString, mark_safe
 
 PAGES = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "DeviceClass": "class-detail"}
 NAME = r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?"  # a Kubernetes (DNS subdomain) name
+LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+DRIVER = rf"{LABEL}(?:\.{LABEL})+"  # a driver's name has dots
 # A name ends where no name character follows (a full stop ends a sentence, not a name).
 END = r"(?![A-Za-z0-9_/-]|\.[A-Za-z0-9])"
 START = r"(?<![A-Za-z0-9_./-])"
 POOL = re.compile(rf"\b[Pp]ool {START}(?P<driver>{NAME})/(?P<pool>{NAME}(?:/{NAME})*){END}")
 DEVICE = re.compile(
-    rf"\bDevice {START}(?P<driver>{NAME})/(?P<pool>{NAME}(?:/{NAME})*)/(?P<device>{NAME}){END}"
+    rf"{START}(?P<driver>{DRIVER})/(?P<pool>{NAME}(?:/{NAME})*)/(?P<device>{NAME}){END}"
 )
-NODES = re.compile(rf"\bnodes? (?P<list>{NAME}{END}(?:(?:, | and ){NAME}{END})*)")
+# "node a", "nodes a, b and c": each name of a list is followed by another or ends it.
+LISTED = r"(?=, |,? and |[.;:)]|\s\(|$)"
+NODES = re.compile(
+    rf"\bnode (?P<one>{NAME}){END}"
+    rf"|\bnodes (?P<list>{NAME}{LISTED}(?:(?:, |,? and ){NAME}{LISTED})*)"
+)
 LIST_ITEM = re.compile(rf"{START}{NAME}{END}")
 BARE_POD = re.compile(rf"\bPod {START}(?P<name>{NAME}){END}")
 # The allocator's words for a device another claim holds: "allocated to ns/claim, ns/claim".
 HOLDERS = re.compile(rf"\ballocated to (?P<list>{NAME}/{NAME}{END}(?:, {NAME}/{NAME}{END})*)")
 HOLDER = re.compile(rf"(?P<namespace>{NAME})/(?P<name>{NAME}){END}")
+
+Span = tuple[int, int, str]
 
 
 def _url(kind: str, namespace: str, name: str, snapshot_id: int) -> str | None:
@@ -57,27 +66,34 @@ def _devices(snapshot_id: int, **filters: str) -> str:
 
 
 def spans(
-    text: str, refs: Iterable[Mapping[str, Any]], snapshot_id: int, namespace: str = ""
-) -> list[tuple[int, int, str]]:
+    text: str,
+    refs: Iterable[Mapping[str, Any]],
+    snapshot_id: int,
+    namespace: str = "",
+    classes: Iterable[str] = (),
+) -> list[Span]:
     """(start, end, url) of the names in ``text`` that have a page, not overlapping. With a
-    ``namespace``, "Pod name" is that namespace's Pod (a claim's consumers)."""
-    found: list[tuple[int, int, str]] = []
+    ``namespace``, "Pod name" is that namespace's Pod (a claim's consumers). DeviceClasses are
+    linked when they are among ``classes`` (a missing class has no page)."""
+    found: list[Span] = []
+    existing = set(classes)
+    for ref in refs:
+        kind, ns, name = ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")
+        if kind == "DeviceClass" and name not in existing:
+            continue
+        url = _url(kind, ns, name, snapshot_id)
+        if url is None:
+            continue
+        needles = [f"{ns}/{name}"] if ns else []
+        needles.append(name)  # "shared by 3 Pods (pod0, pod1 and pod2)"
+        for needle in needles:
+            pattern = re.compile(START + re.escape(needle) + END)
+            found += [(m.start(), m.end(), url) for m in pattern.finditer(text)]
     if namespace:
         for m in BARE_POD.finditer(text):
             url = _url("Pod", namespace, m["name"], snapshot_id)
             if url is not None:
                 found.append((m.start("name"), m.end("name"), url))
-    for ref in refs:
-        kind, namespace, name = ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")
-        url = _url(kind, namespace, name, snapshot_id)
-        if url is None:
-            continue
-        needles = [f"{namespace}/{name}"] if namespace else []
-        if kind in ("Pod", "DeviceClass", "ResourceClaim"):
-            needles.append(name)  # "shared by 3 Pods (pod0, pod1 and pod2)"
-        for needle in needles:
-            pattern = re.compile(START + re.escape(needle) + END)
-            found += [(m.start(), m.end(), url) for m in pattern.finditer(text)]
     for m in HOLDERS.finditer(text):
         offset = m.start("list")
         for item in HOLDER.finditer(m["list"]):
@@ -85,21 +101,23 @@ def spans(
             if url is not None:
                 found.append((offset + item.start(), offset + item.end(), url))
     for m in DEVICE.finditer(text):
-        url = _devices(snapshot_id, driver=m["driver"], pool=m["pool"], q=m["device"])
+        url = device_url(snapshot_id, m["driver"], m["pool"], m["device"])
         found.append((m.start("driver"), m.end("device"), url))
     for m in POOL.finditer(text):
-        found.append((m.start("driver"), m.end("pool"), _devices(snapshot_id, **m.groupdict())))
+        url = _devices(snapshot_id, driver=m["driver"], pool=m["pool"])
+        found.append((m.start("driver"), m.end("pool"), url))
     for m in NODES.finditer(text):
+        if m["one"]:
+            found.append((m.start("one"), m.end("one"), _devices(snapshot_id, node=m["one"])))
+            continue
         offset = m.start("list")
         for item in LIST_ITEM.finditer(m["list"]):
-            if item[0] == "and":
-                continue
-            found.append(
-                (offset + item.start(), offset + item.end(), _devices(snapshot_id, node=item[0]))
-            )
+            if item[0] != "and":
+                url = _devices(snapshot_id, node=item[0])
+                found.append((offset + item.start(), offset + item.end(), url))
     # Leftmost, then longest: "ns/claim" wins over the bare "claim" inside it.
     found.sort(key=lambda s: (s[0], -(s[1] - s[0])))
-    out: list[tuple[int, int, str]] = []
+    out: list[Span] = []
     end = 0
     for start, stop, url in found:
         if start >= end:
@@ -109,11 +127,15 @@ def spans(
 
 
 def linked(
-    text: str, refs: Iterable[Mapping[str, Any]], snapshot_id: int, namespace: str = ""
+    text: str,
+    refs: Iterable[Mapping[str, Any]],
+    snapshot_id: int,
+    namespace: str = "",
+    classes: Iterable[str] = (),
 ) -> SafeString:
     """``text`` as HTML, the names in it that have a page linked."""
     parts, at = [], 0
-    for start, stop, url in spans(text, refs, snapshot_id, namespace):
+    for start, stop, url in spans(text, refs, snapshot_id, namespace, classes):
         parts.append(escape(text[at:start]))
         parts.append(format_html('<a href="{}">{}</a>', url, text[start:stop]))
         at = stop
