@@ -188,7 +188,8 @@ def test_nodes_in_lists_and_devices_by_driver_pool_and_name() -> None:
         )
     )
     assert html.count("?node=") == 3 and "node=reserved" not in html
-    assert '?driver=gpu.example.com&amp;pool=pool-a&amp;q=gpu-1">gpu.example.com/pool-a/gpu-1' in html
+    device = "?driver=gpu.example.com&amp;pool=pool-a&amp;q=gpu-1"
+    assert f'{device}">gpu.example.com/pool-a/gpu-1</a>' in html
 
 
 def test_kinds_without_a_page_and_unknown_names_stay_text() -> None:
