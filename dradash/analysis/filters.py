@@ -42,8 +42,14 @@ def _line(field: str) -> Any:
     return method
 
 
-def _name_contains(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
-    return queryset.filter(name__icontains=value) if value else queryset
+def name_contains(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    """Part of the name, or of ``namespace/name``, in any case."""
+    if not value:
+        return queryset
+    namespace, slash, rest = value.rpartition("/")
+    if slash:
+        return queryset.filter(namespace__icontains=namespace, name__icontains=rest)
+    return queryset.filter(name__icontains=value)
 
 
 class _WorstFirst(django_filters.OrderingFilter):
@@ -76,7 +82,7 @@ class _WorstFirst(django_filters.OrderingFilter):
 
 
 class PodFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method=_name_contains, **NAME)
+    q = django_filters.CharFilter(method=name_contains, **NAME)
     namespace = django_filters.CharFilter(**NAME)
     phase = django_filters.CharFilter(max_length=32)
     node = django_filters.CharFilter(**NAME)
@@ -102,7 +108,7 @@ class PodFilter(django_filters.FilterSet):
 
 
 class ClaimFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method=_name_contains, **NAME)
+    q = django_filters.CharFilter(method=name_contains, **NAME)
     namespace = django_filters.CharFilter(**NAME)
     state = django_filters.ChoiceFilter(choices=CLAIM_STATES)
     device_class = django_filters.CharFilter(method=_line("classes"), **NAME)

@@ -308,22 +308,16 @@ class SearchResult:
         return self.pod_total + self.claim_total + self.node_total
 
 
-def _name_query(query: str) -> Q:
-    """``name`` or ``namespace/name`` (each part anywhere in the name, any case)."""
-    namespace, slash, name = query.rpartition("/")
-    if slash:
-        return Q(namespace__icontains=namespace, name__icontains=name)
-    return Q(name__icontains=query)
-
-
 def snapshot_search(snapshot: Snapshot, query: str, *, limit: int = SEARCH_SHOWN) -> SearchResult:
     """The Pods, claims and nodes of the snapshot whose names contain ``query``: the first
     ``limit`` of each (Pods and claims worst stage first) and how many there are."""
+    from dradash.analysis.filters import name_contains
+
     query = query.strip()
-    names = _name_query(query)
     order = ("stage_order", "namespace", "name")
-    pods = PodVerdict.objects.filter(names, snapshot=snapshot).defer("detail", "chain")
-    claims = claim_verdicts(snapshot).filter(names)
+    everyone = PodVerdict.objects.filter(snapshot=snapshot).defer("detail", "chain")
+    pods = name_contains(everyone, "q", query)
+    claims = name_contains(claim_verdicts(snapshot), "q", query)
     nodes: dict[str, dict[str, Any]] = {}
     if "/" not in query:
         for model, key in ((DeviceRow, "devices"), (PodVerdict, "pods")):
