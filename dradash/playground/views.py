@@ -71,17 +71,23 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     )
 
 
+# Each names the driver first: other drivers' devices have no gpu.nvidia.com attributes or
+# capacities, and looking up a key that is not there is an error, not a "no" (false && error
+# is false).
 EXAMPLES = [
-    ("A product", "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"),
+    (
+        "A product",
+        "device.driver == 'gpu.nvidia.com' &&\n"
+        "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'",
+    ),
     (
         "At least 40 GiB",
-        # The driver first: other drivers' devices have no gpu.nvidia.com capacity, and a
-        # lookup of a key that is not there is an error, not a "no".
         "device.driver == 'gpu.nvidia.com' &&\n"
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
     ),
     (
         "A driver version",
+        "device.driver == 'gpu.nvidia.com' &&\n"
         "device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('550.0.0'))",
     ),
     ("Guarded lookup", "device.attributes['gpu.nvidia.com'].?index.orValue(-1) == 0"),
