@@ -47,15 +47,15 @@ def test_a_shared_claim_previews_with_its_verdict(client, demo, link) -> None:
     html = client.get(link + "claims/render/render-farm-6-05b2e-gpus-9927f/").content.decode()
     tags = og(html)
     assert tags["title"] == (
-        "ResourceClaim render/render-farm-6-05b2e-gpus-9927f: claim-unallocated "
-        "(devices-exhausted)"
+        "ResourceClaim render/render-farm-6-05b2e-gpus-9927f: claim-unallocated (devices-exhausted)"
     )
     assert tags["description"] in visible(html)
 
 
 def test_a_shared_overview_previews_with_its_counts(client, demo, link) -> None:
     tags = og(client.get(link).content.decode())
-    assert tags["title"] == f"Snapshot #{demo[-1].pk} of cluster demo: 13 of 28 Pods using DRA stuck"
+    stuck = "13 of 28 Pods using DRA stuck"
+    assert tags["title"] == f"Snapshot #{demo[-1].pk} of cluster demo: {stuck}"
     assert tags["description"].startswith("3 pod-pending, 4 claim-unallocated, ")
 
 

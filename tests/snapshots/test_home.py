@@ -20,7 +20,7 @@ def test_each_snapshot_shows_how_many_pods_are_stuck_and_where(client_logged_in,
     later = demo[-1].pk
     row = html[html.index(f">#{later}</a>") :]
     row = row[: row.index("</tr>")]
-    assert "13 stuck</strong></a> <span class=\"muted\">of 28</span>" in row
+    assert '13 stuck</strong></a> <span class="muted">of 28</span>' in row
     for stage, n in (
         ("pod-pending", 3),
         ("claim-unallocated", 4),
@@ -28,7 +28,7 @@ def test_each_snapshot_shows_how_many_pods_are_stuck_and_where(client_logged_in,
         ("device-not-prepared", 2),
         ("workload-failing", 3),
     ):
-        link = f'{reverse("pod-list", args=[later])}?stage={stage}'
+        link = f"{reverse('pod-list', args=[later])}?stage={stage}"
         assert re.search(rf'href="{re.escape(link)}"><span [^>]*>{n} {stage}</span>', row), stage
 
 
