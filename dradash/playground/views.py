@@ -90,5 +90,8 @@ EXAMPLES = [
         "device.driver == 'gpu.nvidia.com' &&\n"
         "device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('550.0.0'))",
     ),
-    ("Guarded lookup", "device.attributes['gpu.nvidia.com'].?index.orValue(-1) == 0"),
+    (
+        "Guarded lookup",
+        "device.attributes['gpu.nvidia.com'].?architecture.orValue('') == 'Hopper'",
+    ),
 ]

@@ -107,9 +107,8 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 
 def new_context(browser: Browser, site: Site, **options: Any) -> tuple[BrowserContext, Watch]:
-    context = browser.new_context(
-        base_url=site.url, viewport={"width": WIDTH, "height": HEIGHT}, **options
-    )
+    options = {"viewport": {"width": WIDTH, "height": HEIGHT}, **options}
+    context = browser.new_context(base_url=site.url, **options)
     context.set_default_timeout(10_000)
     watch = Watch()
     context.add_init_script(CSP_LISTENER)

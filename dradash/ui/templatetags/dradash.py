@@ -251,7 +251,9 @@ def device_details(page: Any) -> str:
     attributes = page.get("attribute_list") or []
     capacity = page.get("capacity_list") or []
     holders = len(page.get("holders") or [])
-    rows = [format_html("<dt>{}</dt><dd>{}</dd>", name, value) for name, value in attributes]
+    rows = [
+        format_html("<dt>{}</dt><dd>{}</dd>", wbr(name), wbr(value)) for name, value in attributes
+    ]
     for name, value, consumed in capacity:
         used = (
             format_html(
@@ -265,16 +267,19 @@ def device_details(page: Any) -> str:
         )
         rows.append(
             format_html(
-                '<dt>{} <span class="muted">capacity</span></dt><dd>{}{}</dd>', name, value, used
+                '<dt>{} <span class="muted">capacity</span></dt><dd>{}{}</dd>',
+                wbr(name),
+                wbr(value),
+                used,
             )
         )
     for counter_set, name, value in page.get("counter_list") or []:
         rows.append(
             format_html(
                 '<dt>{}/{} <span class="muted">consumes</span></dt><dd>{}</dd>',
-                counter_set,
-                name,
-                value,
+                wbr(counter_set),
+                wbr(name),
+                wbr(value),
             )
         )
     summary = format_html(
