@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
@@ -45,15 +46,23 @@ HOLDER = re.compile(rf"(?P<namespace>{NAME})/(?P<name>{NAME}){END}")
 Span = tuple[int, int, str]
 
 
+NS, NM = "__namespace__", "__name__"  # placeholders in a page's address, filled per name
+
+
+@lru_cache(maxsize=64)
+def _pattern(prefix: str, page: str, snapshot_id: int, names: tuple[str, ...]) -> str:
+    """The address of a page with placeholders for its namespace and name: ``reverse`` once
+    per page and snapshot (it costs ~50 µs; an overview may link thousands of names). The
+    script prefix is part of the key: under a share link it is the link's."""
+    return reverse(page, args=[snapshot_id, *names])
+
+
 def _url(kind: str, namespace: str, name: str, snapshot_id: int) -> str | None:
     page = PAGES.get(kind)
-    if page is None or not name:
+    if page is None or not name or "/" in name or "/" in namespace:
         return None
-    args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
-    try:
-        return reverse(page, args=args)
-    except NoReverseMatch:  # a name the URL cannot carry
-        return None
+    pattern = _pattern(get_script_prefix(), page, snapshot_id, (NS, NM) if namespace else (NM,))
+    return pattern.replace(NS, quote(namespace)).replace(NM, quote(name))
 
 
 def device_url(snapshot_id: int, driver: str, pool: str, device: str) -> str:
@@ -62,7 +71,31 @@ def device_url(snapshot_id: int, driver: str, pool: str, device: str) -> str:
 
 
 def _devices(snapshot_id: int, **filters: str) -> str:
-    return f"{reverse('device-list', args=[snapshot_id])}?{urlencode(filters)}"
+    base = _pattern(get_script_prefix(), "device-list", snapshot_id, ())
+    return f"{base}?{urlencode(filters)}"
+
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/")
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    """Where ``needle`` stands as a whole name in ``text`` (START and END, without a regular
+    expression per name: an overview may link thousands)."""
+    out = []
+    at = text.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        before = text[at - 1] if at else " "
+        after, next_ = text[end : end + 1], text[end + 1 : end + 2]
+        if (
+            before not in _NAME_CHARS
+            and before != "."
+            and after not in _NAME_CHARS
+            and not (after == "." and next_ and next_.isalnum())
+        ):
+            out.append(at)
+        at = text.find(needle, at + 1)
+    return out
 
 
 def spans(
@@ -87,8 +120,7 @@ def spans(
         needles = [f"{ns}/{name}"] if ns else []
         needles.append(name)  # "shared by 3 Pods (pod0, pod1 and pod2)"
         for needle in needles:
-            pattern = re.compile(START + re.escape(needle) + END)
-            found += [(m.start(), m.end(), url) for m in pattern.finditer(text)]
+            found += [(start, start + len(needle), url) for start in _occurrences(text, needle)]
     if namespace:
         for m in BARE_POD.finditer(text):
             url = _url("Pod", namespace, m["name"], snapshot_id)
