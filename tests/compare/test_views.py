@@ -23,7 +23,7 @@ def diff_url(before, after) -> str:
 def page(client, url: str, **params: str) -> str:
     response = client.get(url, params)
     assert response.status_code == 200, response.content[:500]
-    return htmllib.unescape(response.content.decode())
+    return htmllib.unescape(response.content.decode()).replace("<wbr>", "")
 
 
 def text(html: str) -> str:

@@ -88,12 +88,13 @@ def test_a_clause_that_raises_is_listed_as_an_error(client_logged_in, demo) -> N
     a100 = misses[misses.index("a100-node-01") :]
     a100 = a100[: a100.index("</tr>")]
     assert re.search(
-        r'badge-bad">error</span> <code>device.attributes\[\'gpu.nvidia.com\'\].index == 0</code>'
+        r'badge-bad">error</span> <code class="clause">'
+        r"device.attributes\['gpu.nvidia.com'\].index == 0</code>"
         r' <span class="error">no such key: index</span>',
         a100,
     )
     assert re.search(
-        r"badge-muted\">false</span> <code>device.attributes\['gpu.nvidia.com'\]"
+        r"badge-muted\">false</span> <code class=\"clause\">device.attributes\['gpu.nvidia.com'\]"
         r".productName == 'none'</code>",
         a100,
     )

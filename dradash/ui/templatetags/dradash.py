@@ -8,7 +8,7 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
-from django.utils.html import escape, format_html
+from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -325,14 +325,16 @@ def stage_counts_text(stages: Any) -> str:
     return ", ".join(f"{n} {stage}" for stage, _, n in stages or [] if n) or "no Pods using DRA"
 
 
-_BREAK_AFTER = re.compile(r"([./_-])(?=[^./_-])")
+_BREAK_AFTER = re.compile(r"([./_=:-])(?=[^./_=:-])")
 
 
 @register.filter
 def wbr(value: Any) -> str:
-    """A name that may wrap after its dots, slashes, hyphens and underscores, never inside a
-    word: ``gpu.example.com`` breaks as ``gpu.|example.|com``, not ``gpu.example.co|m``."""
-    return mark_safe(_BREAK_AFTER.sub(r"\1<wbr>", escape(str(value))))  # noqa: S308 (escaped)
+    """A name that may wrap after its dots, slashes, hyphens, underscores, equals signs and
+    colons, never inside a word: ``gpu.example.com`` breaks as ``gpu.|example.|com``, not as
+    ``gpu.example.co|m``."""
+    text = conditional_escape(value)  # a joined list comes escaped already
+    return mark_safe(_BREAK_AFTER.sub(r"\1<wbr>", str(text)))  # noqa: S308 (escaped)
 
 
 @register.simple_tag
