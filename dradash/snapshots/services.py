@@ -341,7 +341,7 @@ def _snapshot_create(
         given = (kind_status or {}).get(kind) or {}
         status = given.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
-        if status == "absent" and given.get("status"):
+        if status == "absent" and (given.get("status") or source in LISTING_SOURCES):
             kinds[kind]["listed"] = True
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
     snapshot = Snapshot.objects.create(

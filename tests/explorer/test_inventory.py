@@ -26,7 +26,7 @@ from tests.dra.builders import (
     result,
     taint_rule,
 )
-from tests.stored import import_analysed
+from tests.stored import analysed, import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -142,11 +142,13 @@ def stored_unvalidated(objects: list[dict[str, Any]]) -> Any:
     from dradash.snapshots.services import cluster_for_name, snapshot_store
 
     keyed = {object_key(kind_of(o), o): o for o in objects}
-    return snapshot_store(
-        cluster=cluster_for_name("troubled"),
-        objects=keyed,
-        source="import",
-        captured_at=timezone.now(),
+    return analysed(
+        snapshot_store(
+            cluster=cluster_for_name("troubled"),
+            objects=keyed,
+            source="import",
+            captured_at=timezone.now(),
+        )
     )
 
 
