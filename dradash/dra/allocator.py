@@ -77,10 +77,24 @@ class Features:
     partitionable_devices: bool = True
     consumable_capacity: bool = True
     binding_conditions: bool = True  # DRADeviceBindingConditions + DRAResourceClaimDeviceStatus
+    list_type_attributes: bool = False  # DRAListTypeAttributes (alpha): the experimental allocator
     # 1.35+: incomplete and invalid pools are skipped for ExactCount; 1.34 uses incomplete pools
     # and stops with an error at an invalid one. Off, it selects the v0.34 allocator as a whole:
     # its GatherPools, and results without the request's tolerations.
     skip_incomplete_pools: bool = True
+
+    @property
+    def implementation(self) -> str:
+        """Which of upstream's allocators NewAllocator picks (v0.36): the first whose supported
+        features cover the enabled ones. ``stable`` knows neither consumable capacity nor
+        binding conditions: it ignores capacity requests and refuses distinctAttribute."""
+        if not self.skip_incomplete_pools:
+            return "incubating"  # the v0.34 rules (experimental/incubating of 1.34)
+        if self.list_type_attributes:
+            return "experimental"
+        if self.consumable_capacity or self.binding_conditions:
+            return "incubating"
+        return "stable"
 
     @classmethod
     def for_version(cls, server_version: str) -> Features:
@@ -954,7 +968,7 @@ class _Search:
                         "DRAPrioritizedList feature is disabled",
                         (ci, ri, 0),
                     )
-                if not features.consumable_capacity:
+                if not features.consumable_capacity and features.implementation != "stable":
                     if request.exactly is not None and request.exactly.capacity is not None:
                         raise _Fatal(
                             f"claim {claim.label}, request {request.name}: has capacity "
@@ -995,8 +1009,9 @@ class _Search:
                 if constraint.get("matchAttribute") is not None:
                     name = text(constraint.get("matchAttribute"))
                     self.constraints[ci].append(_MatchAttribute(requests, name))
-                elif constraint.get("distinctAttribute") is not None and (
-                    features.consumable_capacity
+                elif (
+                    constraint.get("distinctAttribute") is not None
+                    and features.implementation != "stable"
                 ):
                     name = text(constraint.get("distinctAttribute"))
                     self.constraints[ci].append(_DistinctAttribute(requests, name))
@@ -1304,10 +1319,12 @@ class _Search:
                 q = quantity_of(value)
                 if q is not None:
                     counters[name] = counters[name].add(q) if name in counters else q
+        # Every counter of every set: one already over-consumed by allocated devices (a whole
+        # device and its partition both held) rejects every counter-consuming device.
         for set_name, counters in available.items():
             used = consumed.get(set_name, {})
             for name, q in counters.items():
-                if name in used and q.compare(used[name]) < 0:
+                if (q.compare(used[name]) < 0) if name in used else q.sign() < 0:
                     self._release_counters(candidate)
                     return False
         return True
@@ -2005,8 +2022,6 @@ class _Explainer:
                 name = constraint.get(field_name)
                 if name is None:
                     continue
-                if field_name == "distinctAttribute" and not self.features.consumable_capacity:
-                    return "distinctAttribute needs DRAConsumableCapacity"
                 if lookup_attribute(device, device.driver, text(name)) is None:
                     return f"no attribute {text(name)} ({field_name})"
         return ""

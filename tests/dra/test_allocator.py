@@ -4721,6 +4721,114 @@ CASES_134: dict[str, Case] = {
 }
 
 
+# --- the three disagreements the recorded corpus found (issue 15) -------------------------------
+# Each was a port error: the upstream allocator (v0.36.2) decides as these cases say.
+
+_ONE_NODE = [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, 2)]
+_STRINGS = [
+    device(DEVICE0, None, {STRING_ATTRIBUTE: string("a")}),
+    device(DEVICE1, None, {STRING_ATTRIBUTE: string("a")}),
+    device(DEVICE2, None, {STRING_ATTRIBUTE: string("b")}),
+]
+
+
+def _distinct_claim() -> dict[str, Any]:
+    return with_constraints(
+        claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1)),
+        distinct(STRING_ATTRIBUTE),
+    )
+
+
+# Counter set "cs" of 4 GB; device-1 (the whole GPU, 4 GB) and device-2 (a partition, 2 GB)
+# are both held already, so 2 GB more than the set has are in use.
+_OVER = [
+    slice_with_counter_sets(
+        SLICE1,
+        NODE1,
+        resource_pool(POOL1, 2),
+        DRIVER_A,
+        counter_set(COUNTER_SET1, {"memory": "4Gi", "engines": "2"}),
+    ),
+    slice_with_devices(
+        SLICE2,
+        NODE1,
+        resource_pool(POOL1, 2),
+        DRIVER_A,
+        _c(DEVICE1, [(COUNTER_SET1, {"memory": "4Gi"})]),
+        _c(DEVICE2, [(COUNTER_SET1, {"memory": "2Gi"})]),
+        _c(DEVICE3, [(COUNTER_SET1, {"engines": "1"})]),  # consumes only a counter left over
+        device(DEVICE4),  # consumes no counter
+    ),
+]
+
+CASES_ISSUE_15: dict[str, Case] = {
+    # 1. incubating builds distinctAttribute constraints without asking for DRAConsumableCapacity
+    "distinct-attribute-with-consumable-capacity-off": Case(
+        features=gates(binding_conditions=True),  # incubating, ConsumableCapacity off
+        claims=[_distinct_claim()],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, *_STRINGS)],
+        results=[
+            allocation(
+                _LOCAL,
+                result(REQ0, DRIVER_A, POOL1, DEVICE0),
+                result(REQ1, DRIVER_A, POOL1, DEVICE2),
+            )
+        ],
+    ),
+    # … while stable (no ConsumableCapacity, DeviceBindingAndStatus nor ListTypeAttributes) does
+    # not know the constraint at all.
+    "distinct-attribute-in-stable": Case(
+        features=gates(),
+        claims=[_distinct_claim()],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, *_STRINGS)],
+        error="claim claim-0, constraint #0: empty constraint (unsupported constraint type?)",
+    ),
+    # 2. stable ignores capacity requests, where incubating refuses them with the gate off.
+    "capacity-request-in-stable": Case(
+        features=gates(prioritized_list=True),
+        claims=[with_requests(claim(CLAIM0), _cap(REQ0, "1"))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_ONE_NODE,
+        results=[allocation(_LOCAL, result(REQ0, DRIVER_A, POOL1, DEVICE0))],
+    ),
+    "capacity-request-in-incubating": Case(
+        features=gates(binding_conditions=True),
+        claims=[with_requests(claim(CLAIM0), _cap(REQ0, "1"))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_ONE_NODE,
+        error=(
+            "claim claim-0, request req-0: has capacity requests, but the "
+            "DRAConsumableCapacity feature is disabled"
+        ),
+    ),
+    # 3. checkAvailableCounters compares every counter of every set in the pool: one already
+    # below zero rejects each counter-consuming device, even one consuming other counters.
+    "over-consumed-counter-set-rejects-every-counter-device": Case(
+        features=gates(partitionable_devices=True, binding_conditions=True),
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_OVER,
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        results=[allocation(_LOCAL, result(REQ0, DRIVER_A, POOL1, DEVICE4))],
+    ),
+    "over-consumed-counter-set-leaves-nothing-for-counter-devices": Case(
+        features=gates(partitionable_devices=True),
+        claims=[claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 2))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_OVER,
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        results=None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES_ISSUE_15))
+def test_corpus_disagreements(name: str) -> None:
+    check_case(CASES_ISSUE_15[name])
+
+
 # --- the scheduler's node filters ----------------------------------------------------------
 
 
