@@ -5461,9 +5461,14 @@ def test_reason_feature_disabled() -> None:
 
 
 def test_features_for_version() -> None:
-    assert Features.for_version("") == Features()
-    assert Features.for_version("v1.36.1") == Features()
-    assert Features.for_version("v1.37.0-alpha.1") == Features()
+    """No version means the newest release, 1.37; 1.36 has the same gates on."""
+    assert Features.for_version("") == Features() == Features.for_version("v1.37.2")
+    assert Features().release == 37
+    assert Features.for_version("v1.38.0-alpha.1") == Features()
+    assert Features.for_version("not a version") == Features()
+    assert Features.for_version("v1.36.1") == Features(release=36)
+    assert Features().implementation == "incubating"
+    assert not Features().list_type_attributes and not Features().fractional_capacity_range
     v134 = Features.for_version("v1.34.2")
     assert v134.prioritized_list and v134.admin_access
     assert not (v134.device_taints or v134.partitionable_devices or v134.consumable_capacity)

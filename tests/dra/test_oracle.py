@@ -48,6 +48,7 @@ def features(gates: dict[str, bool]) -> Features:
         consumable_capacity=gates["ConsumableCapacity"],
         binding_conditions=gates["DeviceBindingAndStatus"],
         list_type_attributes=gates["ListTypeAttributes"],
+        release=36,
     )
 
 

@@ -1,0 +1,905 @@
+"""The explainer: why the allocator would (not) allocate a Pod's claims, device by device.
+
+``explain(state, claims, pod=…)`` runs the allocator the way kube-scheduler's DynamicResources
+plugin does (``dynamicresources.go``): PreFilter (device classes, the prioritized-list gate),
+then Filter — Allocate — on every node the Pod may use, where any allocator error aborts the
+scheduling attempt. Beside it, a funnel per request: how many devices are left after each of
+``STEPS``, counted over every node the Pod may use, and per device the first step it fails.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from dradash.dra.allocator.constraints import lookup_attribute, typed, value_kind
+from dradash.dra.allocator.consumable import fits_capacity
+from dradash.dra.allocator.features import Features
+from dradash.dra.allocator.index import CLASS_NO, REQUEST_NO, named
+from dradash.dra.allocator.pools import (
+    consumes,
+    consumption_problem,
+    counter_sets,
+    duplicate_device,
+)
+from dradash.dra.allocator.scheduler import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    allocation_allows,
+    pod_node_problem,
+    tolerated,
+)
+from dradash.dra.allocator.search import (
+    MAX_RESULTS,
+    Allocation,
+    Allocator,
+    ClaimPlan,
+    RequestPlan,
+    Spec,
+    constraint_applies,
+)
+from dradash.dra.fields import items, strings, text
+from dradash.dra.gc import gc_paused
+from dradash.dra.nodes import node_selector_matches
+from dradash.dra.objects import Device, DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+from dradash.dra.state import ClusterState
+
+STEPS = (
+    "class",
+    "driver",
+    "class-selectors",
+    "request-selectors",
+    "pools",
+    "nodes",
+    "free",
+    "taints",
+    "constraints",
+    "count",
+)
+
+STEP_REASONS = {
+    "class": "class-missing",
+    "driver": "no-slices",
+    "class-selectors": "no-matching-devices",
+    "request-selectors": "no-matching-devices",
+    "pools": "pool-incomplete",
+    "nodes": "devices-unreachable",
+    "free": "devices-exhausted",
+    "taints": "devices-tainted",
+    "constraints": "constraint-unsatisfiable",
+    "count": "insufficient-count",
+}
+
+
+@dataclass(slots=True)
+class DeviceCheck:
+    driver: str
+    pool: str
+    device: str
+    failed_step: str | None  # the first STEPS entry the device fails, None if it passes all
+    detail: str = ""
+
+
+@dataclass
+class RequestExplanation:
+    name: str  # "req", or "req/sub" for a firstAvailable subrequest
+    funnel: list[tuple[str, int]]  # (step, devices remaining after it), in STEPS order
+    devices: list[DeviceCheck]
+    empty_step: str | None  # first step where remaining hit 0
+    error: str | None = None  # an allocator error raised for this request
+    node: str | None = None  # the node whose numbers the per-node steps show
+
+
+@dataclass
+class Explanation:
+    allocatable: bool | None  # None exactly when the allocator would stop with an error
+    error: str | None
+    node: str | None  # a node where the claims allocate now (the first by name)
+    requests: list[RequestExplanation]
+    results: list[tuple[str, str, str, str]] = field(default_factory=list)
+    reason: str | None = None
+    # One AllocationResult (as status.allocation would hold it) per claim allocated.
+    allocations: list[dict[str, Any]] = field(default_factory=list)
+    # The scheduler's per-node status when nothing fits ("cannot allocate all claims", …).
+    message: str | None = None
+    searched_nodes: int = 0  # nodes the allocator ran on
+
+    @cached_property
+    def first_detail(self) -> str:
+        """The detail of the first device check that failed with one (for summaries)."""
+        return next(
+            (d.detail for r in self.requests for d in r.devices if d.failed_step and d.detail), ""
+        )
+
+
+def taint_text(taint: dict[str, Any]) -> str:
+    value = text(taint.get("value"))
+    return f"{text(taint.get('key'))}{'=' + value if value else ''}:{text(taint.get('effect'))}"
+
+
+_DRIVER_STEP = ("driver", "")
+_NO_NODE_STEP = ("nodes", "reaches no node the Pod may use")
+
+_ALL = object()  # a device every eligible node reaches
+
+
+def prefilter(plans: list[ClaimPlan], state: ClusterState, features: Features) -> str | None:
+    """The DynamicResources PreFilter checks of the claims to allocate."""
+    for plan in plans:
+        for request in plan.requests:
+            if request.exactly is not None:
+                checks = [(request.exactly.class_name, request.name)]
+            elif request.first_available:
+                if not features.prioritized_list:
+                    return (
+                        f"resource claim {plan.label}, request {request.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                checks = [(s.class_name, s.full_name) for s in request.first_available]
+            else:
+                return f"resource claim {plan.label}, request {request.name}: unknown request type"
+            for class_name, name in checks:
+                if not class_name:
+                    return f"request {name}: unsupported request type"
+                if class_name not in state.classes:
+                    return f"request {name}: device class {class_name} does not exist"
+    return None
+
+
+def error_reason(error: str) -> str:
+    """The DESIGN reason code for an error the scheduler stops with."""
+    if " does not exist" in error or "could not retrieve device class" in error:
+        return "class-missing"
+    if "CEL runtime error" in error or "CEL compile error" in error:
+        return "selector-error"
+    if "exceeds the claim limit" in error:
+        return "too-many-devices"
+    if "is currently being updated" in error:
+        return "pool-incomplete"
+    if (
+        "is currently invalid" in error
+        or " is invalid: " in error
+        or "invalid resource pools" in error
+    ):
+        return "pool-invalid"
+    if "claim constraint would not be satisfied" in error:
+        return "constraint-unsatisfiable"
+    return "feature-disabled"  # gates off, or fields this scheduler does not support
+
+
+@dataclass
+class _Alternative:
+    """Everything the funnel of one request (or subrequest) needs."""
+
+    claim_index: int
+    request_index: int
+    sub_index: int
+    plan: ClaimPlan
+    spec: Spec
+    device_class: DeviceClass | None
+    verdicts: list[Any] | None
+    constraints: list[dict[str, Any]]
+    steps: list[tuple[str, str] | None] = field(default_factory=list)  # per index.current
+    reaches: dict[int, Any] = field(default_factory=dict)  # by position, for devices passing
+    # per node: devices that pass every device-level step
+    passing: dict[str, list[Device]] = field(default_factory=dict)
+    passing_all: list[Device] = field(default_factory=list)  # those every node reaches
+    # per node: [nodes, free, taints, constraints] counts
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    counts_all: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    global_counts: list[int] = field(default_factory=lambda: [0] * 5)
+    satisfiable: dict[str, bool] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.full_name
+
+
+class _Explainer:
+    def __init__(
+        self,
+        state: ClusterState,
+        allocator: Allocator,
+        plans: list[ClaimPlan],
+        eligible: list[Node],
+        features: Features,
+    ) -> None:
+        self.state = state
+        self.allocator = allocator
+        self.index = allocator.index
+        self.plans = plans
+        self.eligible = eligible
+        self.eligible_names = {n.name for n in eligible}
+        self.features = features
+        self.alternatives: list[_Alternative] = []
+        self._reach_cache: dict[int, Any] = {}
+        self._slice_node_cache: dict[int, frozenset[str]] = {}
+        self._bad_pool_nodes: frozenset[str] | None = None
+        self._selector_cache: dict[str, frozenset[str]] = {}
+        for ci, plan in enumerate(plans):
+            for ri, request in enumerate(plan.requests):
+                for si, spec in enumerate(request.alternatives):
+                    device_class = state.classes.get(spec.class_name)
+                    self.alternatives.append(
+                        _Alternative(
+                            ci,
+                            ri,
+                            si,
+                            plan,
+                            spec,
+                            device_class,
+                            allocator.verdicts(device_class, spec)
+                            if device_class is not None and None not in spec.selectors
+                            else None,
+                            [c for c in plan.constraints if constraint_applies(c, spec)],
+                        )
+                    )
+
+    # device-level steps --------------------------------------------------------------------
+
+    def pool_problems(self, mode: str) -> dict[Any, tuple[str, str] | None]:
+        """The problems of current pools for one allocation mode (cached on the snapshot)."""
+        features = self.features
+        gates = (
+            features.partitionable_devices,
+            features.skip_incomplete_pools or mode == "All",
+            mode == "All",
+        )
+        cache = self.index.pool_problems.get(gates)
+        if cache is None:
+            cache = self.index.pool_problems[gates] = {}
+        return cache
+
+    def pool_problem(self, key: tuple[str, str], mode: str) -> tuple[str, str] | None:
+        """Why a current-generation pool is unusable: ("incomplete"|"invalid", detail)."""
+        cache = self.pool_problems(mode)
+        if key in cache:
+            return cache[key]
+        pool = self.state.pools[key]
+        problem: tuple[str, str] | None = None
+        device_slices = pool.slices
+        if self.features.partitionable_devices:
+            device_slices = [s for s in pool.slices if not items(s.spec.get("sharedCounters"))]
+        duplicate = duplicate_device(device_slices)
+        if duplicate:
+            problem = ("invalid", f"pool invalid: {duplicate}")
+        elif self.features.partitionable_devices:
+            sets, detail = counter_sets(
+                s for s in pool.slices if items(s.spec.get("sharedCounters"))
+            )
+            detail = detail or consumption_problem(sets, pool.slices)
+            if detail:
+                problem = ("invalid", f"pool invalid: {detail}")
+        if (
+            problem is None
+            and not pool.complete
+            and (self.features.skip_incomplete_pools or mode == "All")
+        ):
+            problem = (
+                "incomplete",
+                f"pool incomplete: {len(pool.slices)} of {pool.resource_slice_count} slices",
+            )
+        cache[key] = problem
+        return problem
+
+    def gate_problem(self, device: Device) -> str | None:
+        s = device.slice
+        features = self.features
+        if not features.partitionable_devices:
+            if s.spec.get("perDeviceNodeSelection") is not None:
+                return "per-device node selection needs DRAPartitionableDevices"
+            if consumes(device):
+                return "consumes counters; needs DRAPartitionableDevices"
+        if not features.binding_conditions and items(device.raw.get("bindingConditions")):
+            return "has binding conditions; needs DRADeviceBindingConditions"
+        return None
+
+    def reach(self, device: Device) -> Any:
+        """The eligible nodes that reach the device: a frozenset, or _ALL."""
+        s = device.slice
+        if s.spec.get("perDeviceNodeSelection") is True:
+            raw = device.raw
+            return self._reach(
+                text(raw.get("nodeName")), raw.get("allNodes") is True, raw.get("nodeSelector")
+            )
+        cached = self._reach_cache.get(id(s))
+        if cached is None:
+            spec = s.spec
+            cached = self._reach(
+                text(spec.get("nodeName")), spec.get("allNodes") is True, spec.get("nodeSelector")
+            )
+            self._reach_cache[id(s)] = cached
+        return cached
+
+    def _reach(self, node_name: str, all_nodes: bool, selector: Any) -> Any:
+        if node_name:
+            return frozenset([node_name]) & self.eligible_names
+        if all_nodes:
+            return _ALL if self.eligible_names else frozenset()
+        if isinstance(selector, dict):
+            key = repr(selector)
+            if key not in self._selector_cache:
+                self._selector_cache[key] = frozenset(
+                    n.name
+                    for n in self.eligible
+                    if node_selector_matches(selector, n.name, n.labels)
+                )
+            found = self._selector_cache[key]
+            return _ALL if found and len(found) == len(self.eligible_names) else found
+        return frozenset()
+
+    def device_steps(self, alt: _Alternative) -> None:
+        """The first failing step of every current device (None for those passing), with the
+        global counts of the steps up to "pools" and the per-node counts after it."""
+        state, held, features = self.state, self.allocator.held, self.features
+        spec = alt.spec
+        current = self.index.current
+        if alt.device_class is None:
+            missing = ("class", f"device class {spec.class_name} does not exist")
+            alt.steps = [missing] * len(current)
+            return
+        wanted = set(state.class_drivers(alt.device_class))
+        verdicts = alt.verdicts
+        taints = self.index.taints if features.device_taints else {}
+        dedicated = held.dedicated if not spec.admin else frozenset()
+        consumable = features.consumable_capacity
+        steps: list[tuple[str, str] | None] = []
+        alt.steps = steps
+        append = steps.append
+        reaches = alt.reaches
+        pools = self.pool_problems(spec.mode)
+        by_reach: dict[Any, list[Any]] = {}
+        class_no, request_no = ("class-selectors", ""), ("request-selectors", "")
+        in_class = in_request = in_pools = 0
+        slice_of: ResourceSlice | None = None
+        slice_problem: str | None = None
+        slice_reach: Any = None
+        for device, key, position, pool_key in current:
+            if wanted and key[0] not in wanted:
+                append(_DRIVER_STEP)
+                continue
+            verdict = verdicts[position] if verdicts is not None else True
+            if verdict is not True:
+                if verdict is CLASS_NO:
+                    append(class_no)
+                elif verdict is REQUEST_NO:
+                    in_class += 1
+                    append(request_no)
+                else:
+                    step = (
+                        "class-selectors" if verdict.startswith("class ") else "request-selectors"
+                    )
+                    in_class += step == "request-selectors"
+                    append((step, named(verdict, alt.plan.label)))
+                continue
+            in_class += 1
+            in_request += 1
+            s = device.slice
+            if s is not slice_of:  # devices come slice by slice: what a slice decides, once
+                slice_of = s
+                problem = (
+                    pools[pool_key] if pool_key in pools else self.pool_problem(pool_key, spec.mode)
+                )
+                slice_problem = problem[1] if problem else None
+                per_device = s.spec.get("perDeviceNodeSelection") is True
+                slice_reach = None if per_device else self.reach(device)
+            detail = slice_problem or self.gate_problem(device)
+            if detail:
+                append(("pools", detail))
+                continue
+            in_pools += 1
+            reach = slice_reach if slice_reach is not None else self.reach(device)
+            if not reach:
+                append(_NO_NODE_STEP)
+                continue
+            level, failed = 1, None
+            if key in dedicated and not (consumable and device.allow_multiple_allocations):
+                failed = ("free", f"allocated to {held.owners(key)}")
+            else:
+                level = 2
+                taint = None
+                for t in taints.get(id(device), ()):
+                    if text(t.get("effect")) in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(
+                        spec.tolerations, t
+                    ):
+                        taint = t
+                        break
+                if taint is not None:
+                    failed = ("taints", f"taint {taint_text(taint)} not tolerated")
+                else:
+                    level = 3
+                    missing = self.missing_attribute(alt, device) if alt.constraints else ""
+                    if missing:
+                        failed = ("constraints", missing)
+                    else:
+                        level = 4
+            append(failed)
+            # Counted per set of nodes first (devices of one slice share it), per node below.
+            levels = by_reach.get(reach)
+            if levels is None:
+                levels = by_reach[reach] = [0, 0, 0, 0, []]
+            levels[level - 1] += 1
+            if failed is None:
+                reaches[position] = reach
+                levels[4].append(device)
+        drivers = len(current) - sum(1 for step in steps if step is _DRIVER_STEP)
+        alt.global_counts = [len(current), drivers, in_class, in_request, in_pools]
+        for reach, (one, two, three, four, passing) in by_reach.items():
+            vector = (one + two + three + four, two + three + four, three + four, four)
+            targets = [alt.counts_all] if reach is _ALL else []
+            for name in () if reach is _ALL else reach:
+                node_counts = alt.counts.get(name)
+                if node_counts is None:
+                    node_counts = alt.counts[name] = [0, 0, 0, 0]
+                targets.append(node_counts)
+                if passing:
+                    alt.passing.setdefault(name, []).extend(passing)
+            if reach is _ALL:
+                alt.passing_all.extend(passing)
+            for node_counts in targets:
+                for i in range(4):
+                    node_counts[i] += vector[i]
+
+    def missing_attribute(self, alt: _Alternative, device: Device) -> str:
+        for constraint in alt.constraints:
+            for field_name in ("matchAttribute", "distinctAttribute"):
+                name = constraint.get(field_name)
+                if name is None:
+                    continue
+                if lookup_attribute(device, device.driver, text(name)) is None:
+                    return f"no attribute {text(name)} ({field_name})"
+        return ""
+
+    # enough on one node --------------------------------------------------------------------
+
+    def satisfiable(self, alt: _Alternative, node: Node) -> bool:
+        """Whether this request alone could get its devices on the node."""
+        if node.name in alt.satisfiable:
+            return alt.satisfiable[node.name]
+        devices = alt.passing.get(node.name, []) + alt.passing_all
+        spec = alt.spec
+        simple = not any(consumes(d) for d in devices) and not (
+            self.features.consumable_capacity and any(d.allow_multiple_allocations for d in devices)
+        )
+        if simple and spec.capacity is not None and spec.mode == "ExactCount":
+            # Dedicated devices: whether the requested capacity fits is up to each device.
+            held = self.allocator.held
+            devices = [
+                d
+                for d in devices
+                if fits_capacity(
+                    held.capacity.get(d.key, {}), spec.wanted, self.allocator.capacities(d), {}
+                )
+            ]
+        elif spec.capacity is not None:
+            simple = False
+        if not devices or spec.mode == "ExactCount" and len(devices) < spec.count:
+            ok = False
+        elif spec.mode == "All" and simple:
+            # Every matching device the node reaches must be usable, and none of its pools
+            # incomplete or invalid (validateDeviceRequest errors out then).
+            reached = alt.counts.get(node.name, [0])[0] + alt.counts_all[0]
+            ok = (
+                reached == len(devices) <= MAX_RESULTS
+                and node.name not in self.bad_pool_nodes()
+                and self._count_fits(alt, devices, len(devices))
+            )
+        elif simple and spec.mode == "ExactCount":
+            ok = self._count_fits(alt, devices, spec.count)
+        else:
+            ok = self._alone(alt, node)
+        alt.satisfiable[node.name] = ok
+        return ok
+
+    def bad_pool_nodes(self) -> frozenset[str]:
+        """Nodes that see a pool that is incomplete or invalid."""
+        if self._bad_pool_nodes is None:
+            found: set[str] = set()
+            for key, pool in self.state.pools.items():
+                if not pool.complete or not pool.valid:
+                    for s in self.index.by_pool.get(key, ()):
+                        found |= self._slice_nodes(s)
+            self._bad_pool_nodes = frozenset(found)
+        return self._bad_pool_nodes
+
+    def _count_fits(self, alt: _Alternative, devices: list[Device], need: int) -> bool:
+        """Whether ``need`` of the devices satisfy the request's own constraints."""
+        for constraint in alt.constraints:
+            if constraint.get("matchAttribute") is not None:
+                name = text(constraint.get("matchAttribute"))
+                groups: Counter[Any] = Counter()
+                for d in devices:
+                    attribute = lookup_attribute(d, d.driver, name) or {}
+                    kind = value_kind(attribute)
+                    groups[(kind, typed(attribute, kind) if kind else None)] += 1
+                if max(groups.values(), default=0) < need:
+                    return False
+            elif constraint.get("distinctAttribute") is not None:
+                name = text(constraint.get("distinctAttribute"))
+                values = set()
+                for d in devices:
+                    attribute = lookup_attribute(d, d.driver, name) or {}
+                    kind = value_kind(attribute)
+                    if kind is not None:
+                        values.add((kind, typed(attribute, kind)))
+                if len(values) < need:
+                    return False
+        return True
+
+    def _alone(self, alt: _Alternative, node: Node) -> bool:
+        spec = alt.spec
+        alone = ClaimPlan(
+            claim=None,
+            label=alt.plan.label,
+            name=alt.plan.name,
+            requests=[RequestPlan(spec.full_name, spec, [])],
+            constraints=[{**c, "requests": []} for c in alt.constraints],
+            config=[],
+        )
+        outcome = self.allocator.allocate(node, [alone])
+        return outcome.allocations is not None
+
+    # the funnel ----------------------------------------------------------------------------
+
+    def vector(self, alt: _Alternative, node: Node) -> list[int]:
+        counts = alt.counts.get(node.name, [0, 0, 0, 0])
+        v = [a + b for a, b in zip(counts, alt.counts_all, strict=True)]
+        v.append(v[3] if v[3] and self.satisfiable(alt, node) else 0)
+        return v
+
+    def best_node(self, alt: _Alternative, chosen: Node | None) -> tuple[Node | None, list[int]]:
+        if chosen is not None:
+            return chosen, self.vector(alt, chosen)
+        best, best_key, best_vector = None, None, [0] * 5
+        candidates = {*alt.counts} if not alt.counts_all[0] else None
+        for node in self.eligible:
+            if candidates is not None and node.name not in candidates:
+                continue
+            v = self.vector(alt, node)
+            reached = next((i for i, x in enumerate(v) if x == 0), len(v))
+            key = (reached, *reversed(v))
+            if best_key is None or key > best_key:
+                best, best_key, best_vector = node, key, v
+        if best is None and self.eligible:
+            best = self.eligible[0]
+        return best, best_vector
+
+    def explanation(self, alt: _Alternative, chosen: Node | None) -> RequestExplanation:
+        node, vector = self.best_node(alt, chosen)
+        numbers = alt.global_counts + vector
+        funnel = list(zip(STEPS, numbers, strict=True))
+        empty = next((step for step, n in funnel if n == 0), None)
+        drivers = set(self.state.class_drivers(alt.device_class)) if alt.device_class else set()
+        enough: dict[Any, bool] = {}  # reach → does some node there have enough?
+        short = (
+            f"fewer than {alt.spec.count} usable devices on any node"
+            if alt.spec.mode == "ExactCount"
+            else "not every matching device on its node is usable"
+        )
+        checks = []
+        for (_, key, position, _), failed in zip(self.index.current, alt.steps, strict=True):
+            if drivers and key[0] not in drivers:
+                continue
+            if failed is None:
+                reach = alt.reaches[position]
+                ok = enough.get(reach)
+                if ok is None:
+                    names = self.eligible_names if reach is _ALL else reach
+                    ok = enough[reach] = any(self._satisfiable_name(alt, n) for n in sorted(names))
+                failed = None if ok else ("count", short)
+            step, detail = failed or (None, "")
+            checks.append(DeviceCheck(key[0], key[1], key[2], step, detail))
+        return RequestExplanation(
+            name=alt.name,
+            funnel=funnel,
+            devices=checks,
+            empty_step=empty,
+            error=alt.error,
+            node=node.name if node is not None else None,
+        )
+
+    def _satisfiable_name(self, alt: _Alternative, name: str) -> bool:
+        node = self.state.nodes.get(name)
+        return node is not None and self.satisfiable(alt, node)
+
+    # where the search has to run -----------------------------------------------------------
+
+    def node_plan(self) -> tuple[set[str], Callable[[Node], bool]]:
+        """Nodes where Allocate could stop with an error, and a test for nodes where it could
+        succeed (every request has a usable candidate the node reaches)."""
+        held, features = self.allocator.held, self.features
+        position, keys = self.index.position, self.index.keys
+        risky: set[str] = set()
+        any_all = False
+        for alt in self.alternatives:
+            if alt.verdicts is None:
+                continue
+            all_mode = alt.spec.mode != "ExactCount"
+            any_all = any_all or all_mode
+            for i, verdict in enumerate(alt.verdicts):
+                device = self.index.devices[i]
+                if isinstance(verdict, str):
+                    if all_mode or alt.spec.admin or device.key not in held.dedicated:
+                        risky |= self._nodes_reaching_slice(device)
+                elif verdict is True and all_mode and alt.constraints:
+                    risky |= self._nodes_reaching_slice(device)
+        problem_pools = [
+            key
+            for key, pool in self.state.pools.items()
+            if (not pool.complete or not pool.valid)
+            and (any_all or (not pool.valid and not features.skip_incomplete_pools))
+        ]
+        for key in problem_pools:
+            for s in self.index.by_pool.get(key, ()):
+                if s.devices:
+                    risky |= self._nodes_reaching_slice(s.devices[0], whole_slice=True)
+                else:
+                    risky |= self._slice_nodes(s)
+        requests = [
+            [alt for alt in self.alternatives if (alt.claim_index, alt.request_index) == key]
+            for key in dict.fromkeys((a.claim_index, a.request_index) for a in self.alternatives)
+        ]
+
+        def fits(alt: _Alternative, visible: list[Device]) -> bool:
+            """Whether the node has as many candidates for the alternative as it needs (a
+            device serves a request at most once; "All" needs every candidate free)."""
+            if alt.verdicts is None:
+                return False
+            free = busy = 0
+            verdicts, admin = alt.verdicts, alt.spec.admin
+            for device in visible:
+                i = position[id(device)]
+                verdict = verdicts[i]
+                if verdict is not True and not isinstance(verdict, str):
+                    continue
+                if (
+                    admin
+                    or keys[i] not in held.dedicated
+                    or (features.consumable_capacity and device.allow_multiple_allocations)
+                ):
+                    free += 1
+                else:
+                    busy += 1
+            if alt.spec.mode == "ExactCount":
+                return free >= alt.spec.count
+            return free > 0 and not busy
+
+        def may_succeed(node: Node) -> bool:
+            visible = [d for s in self._visible_slices(node) for d in s.devices]
+            return all(any(fits(alt, visible) for alt in alts) for alts in requests)
+
+        return risky, may_succeed
+
+    def _visible_slices(self, node: Node) -> list[ResourceSlice]:
+        out = list(self.index.on_node.get(node.name, ()))
+        for s in self.index.shared:
+            if node.name in self._slice_nodes(s):
+                out.append(s)
+        return out
+
+    def _slice_nodes(self, s: ResourceSlice) -> frozenset[str]:
+        """Eligible nodes a slice may be relevant for (any device's node selection)."""
+        cached = self._slice_node_cache.get(id(s))
+        if cached is None:
+            cached = self._slice_node_cache[id(s)] = self._compute_slice_nodes(s)
+        return cached
+
+    def _compute_slice_nodes(self, s: ResourceSlice) -> frozenset[str]:
+        spec = s.spec
+        if items(spec.get("sharedCounters")) or (
+            spec.get("perDeviceNodeSelection") is True
+            and any(self._device_reach(d) is _ALL for d in s.devices)
+        ):
+            return frozenset(self.eligible_names)
+        if spec.get("perDeviceNodeSelection") is True:
+            found: set[str] = set()
+            for d in s.devices:
+                found |= self._device_reach(d)  # type: ignore[arg-type]
+            return frozenset(found)
+        reach = self._reach(
+            text(spec.get("nodeName")), spec.get("allNodes") is True, spec.get("nodeSelector")
+        )
+        return frozenset(self.eligible_names) if reach is _ALL else reach
+
+    def _device_reach(self, device: Device) -> Any:
+        raw = device.raw
+        return self._reach(
+            text(raw.get("nodeName")), raw.get("allNodes") is True, raw.get("nodeSelector")
+        )
+
+    def _nodes_reaching_slice(self, device: Device, whole_slice: bool = False) -> set[str]:
+        if whole_slice or device.slice.spec.get("perDeviceNodeSelection") is not True:
+            return set(self._slice_nodes(device.slice))
+        reach = self._device_reach(device)
+        return set(self.eligible_names) if reach is _ALL else set(reach)
+
+
+def explain(
+    state: ClusterState,
+    claims: list[ResourceClaim],
+    *,
+    pod: Pod | None = None,
+    features: Features = Features(),  # noqa: B008 - frozen dataclass
+    max_nodes: int | None = None,
+) -> Explanation:
+    """Would the structured allocator allocate these claims (a Pod's, allocated together) now,
+    on which node, and if not, where does it stop?
+
+    Claims that are already allocated are not allocated again; their allocation's node
+    selector restricts the nodes. When every claim given is allocated, they are explained as
+    if they were not (their own devices count as free). Devices held by every other claim are
+    in use.
+
+    The nodes are those the Pod may use (``pod_node_problem``), in name order. Like the
+    scheduler, which filters every node and gives up on the first allocator error, an error on
+    any node makes the result an error; ``node`` is the first node where the claims fit. The
+    allocator runs only on nodes where it could succeed or fail with an error (plus the first
+    node, which surfaces errors that do not depend on the node); with ``max_nodes``, on at most
+    that many. (On clusters of more than 100 nodes the scheduler stops filtering once it has
+    enough feasible nodes, so an error on a node it never reaches would not stop it.)
+    """
+    with gc_paused():  # tens of thousands of small objects, none cyclic
+        return _explain(state, list(claims), pod, features, max_nodes)
+
+
+def _explain(
+    state: ClusterState,
+    claims: list[ResourceClaim],
+    pod: Pod | None,
+    features: Features,
+    max_nodes: int | None,
+) -> Explanation:
+    pending = [c for c in claims if not c.allocated]
+    to_allocate = pending if pending or not claims else claims
+    held_claims = [c for c in claims if c.allocated and c not in to_allocate]
+    allocator = Allocator(state, features, exclude=to_allocate)
+    plans = [allocator.plan(c) for c in to_allocate]
+    eligible = [
+        n
+        for n in sorted(state.nodes.values(), key=lambda n: n.name)
+        if (pod is None or pod_node_problem(pod, n) is None)
+        and all(allocation_allows(c, n) for c in held_claims)
+    ]
+    explainer = _Explainer(state, allocator, plans, eligible, features)
+    for alt in explainer.alternatives:
+        explainer.device_steps(alt)
+
+    def finish(chosen: Node | None, **kwargs: Any) -> Explanation:
+        requests = [explainer.explanation(alt, chosen) for alt in explainer.alternatives]
+        return Explanation(requests=requests, **kwargs)
+
+    error = prefilter(plans, state, features)
+    if error is not None:
+        for alt in explainer.alternatives:
+            if f"request {alt.name}:" in error or (
+                alt.spec.parent and f"request {alt.spec.parent}:" in error
+            ):
+                alt.error = error
+        return finish(None, allocatable=None, error=error, node=None, reason=error_reason(error))
+    if not eligible:
+        explanation = finish(None, allocatable=False, error=None, node=None)
+        explanation.reason = _funnel_reason(explainer, explanation) if plans else None
+        if held_claims:
+            explanation.message = "resourceclaim not available on the node"
+        return explanation
+    if not plans:
+        return finish(eligible[0], allocatable=True, error=None, node=eligible[0].name)
+
+    risky, may_succeed = explainer.node_plan()
+    last_risky = max(risky) if risky else ""
+    success: tuple[Node, Allocation] | None = None
+    searched = 0
+    node_errors: list[str] = []
+    for i, node in enumerate(eligible):
+        if success is not None and node.name > last_risky:
+            break
+        if not (i == 0 or node.name in risky or (success is None and may_succeed(node))):
+            continue
+        if max_nodes is not None and searched >= max_nodes:
+            break
+        outcome = allocator.allocate(node, plans)
+        searched += 1
+        if outcome.error is not None and not outcome.node_error:
+            if outcome.failed_request is not None:
+                for alt in explainer.alternatives:
+                    if (
+                        alt.claim_index,
+                        alt.request_index,
+                        alt.sub_index,
+                    ) == outcome.failed_request:
+                        alt.error = outcome.error
+            return finish(
+                None,
+                allocatable=None,
+                error=outcome.error,
+                node=None,
+                reason=error_reason(outcome.error),
+                searched_nodes=searched,
+            )
+        if outcome.node_error and outcome.error:
+            node_errors.append(outcome.error)
+        if outcome.allocations is not None and success is None:
+            success = (node, outcome)
+    if success is not None:
+        node, outcome = success
+        allocations = outcome.allocations or []
+        results = [
+            (r["request"], r["driver"], r["pool"], r["device"])
+            for a in allocations
+            for r in a["devices"]["results"]
+        ]
+        return finish(
+            node,
+            allocatable=True,
+            error=None,
+            node=node.name,
+            results=results,
+            allocations=allocations,
+            searched_nodes=searched,
+        )
+    explanation = finish(
+        None,
+        allocatable=False,
+        error=None,
+        node=None,
+        searched_nodes=searched,
+        message=node_errors[0] if node_errors else "cannot allocate all claims",
+    )
+    explanation.reason = _funnel_reason(explainer, explanation)
+    if node_errors and explanation.reason == "insufficient-count":
+        explanation.reason = "pool-invalid"  # the devices of invalid pools were not counted
+    return explanation
+
+
+def _funnel_reason(explainer: _Explainer, explanation: Explanation) -> str:
+    """The reason of a claim that does not fit: the step where the funnel of the first
+    failing request empties (for a firstAvailable request, its alternative that got furthest)."""
+    by_request: dict[tuple[int, int], list[tuple[_Alternative, RequestExplanation]]] = {}
+    for alt, request in zip(explainer.alternatives, explanation.requests, strict=True):
+        by_request.setdefault((alt.claim_index, alt.request_index), []).append((alt, request))
+    for pairs in by_request.values():
+        if any(r.empty_step is None for _, r in pairs):
+            continue
+        alt, request = max(pairs, key=lambda p: STEPS.index(p[1].empty_step or "count"))
+        step = request.empty_step or "count"
+        if step == "pools":
+            kinds = Counter(
+                "invalid"
+                if d.detail.startswith("pool invalid")
+                else "incomplete"
+                if d.detail.startswith("pool incomplete")
+                else "feature"
+                for d in request.devices
+                if d.failed_step == "pools"
+            )
+            kind = kinds.most_common(1)[0][0] if kinds else "incomplete"
+            return {"invalid": "pool-invalid", "feature": "feature-disabled"}.get(
+                kind, "pool-incomplete"
+            )
+        if step == "count" and _constraints_block(explainer, alt):
+            return "constraint-unsatisfiable"
+        return STEP_REASONS[step]
+    for plan in explainer.plans:
+        for constraint in plan.constraints:
+            names = strings(constraint.get("requests"))
+            if len(names) > 1 or (not names and len(plan.requests) > 1):
+                return "constraint-unsatisfiable"
+    return "insufficient-count"
+
+
+def _constraints_block(explainer: _Explainer, alt: _Alternative) -> bool:
+    """Whether some node has enough usable devices for the request, but never a set of them
+    that satisfies the request's own matchAttribute/distinctAttribute constraints."""
+    if not alt.constraints or alt.spec.mode != "ExactCount":
+        return False
+    need = alt.spec.count
+    enough = [
+        d + alt.passing_all for d in alt.passing.values() if len(d) + len(alt.passing_all) >= need
+    ]
+    if not alt.passing and len(alt.passing_all) >= need:
+        enough.append(alt.passing_all)
+    return bool(enough) and not any(explainer._count_fits(alt, d, need) for d in enough)
