@@ -5068,13 +5068,14 @@ def test_funnel_and_device_steps() -> None:
         ("class-selectors", 7),
         ("request-selectors", 6),
         ("pools", 5),  # n3's pool is incomplete
-        ("nodes", 3),  # n1, the node that gets furthest
-        ("free", 2),
-        ("taints", 1),
-        ("constraints", 1),
-        ("count", 0),  # one usable GPU per node, two wanted
+        ("nodes", 5),  # on n1 and n2, the nodes the Pod may use
+        ("free", 3),
+        ("taints", 2),
+        ("constraints", 2),
+        ("count", 1),  # one usable GPU per node, two wanted
     ]
-    assert request_.empty_step == "count"
+    assert request_.empty_step is None and request_.short_step == "count"
+    assert request_.need == 2 and e.request == "gpu"
     assert request_.node == "n1"
     steps = {(d.pool, d.device): (d.failed_step, d.detail) for d in request_.devices}
     assert steps == {
@@ -5122,7 +5123,8 @@ def test_funnel_of_an_allocatable_claim() -> None:
     ]
     (request_,) = e.requests
     assert request_.node == "n1" and request_.empty_step is None
-    assert dict(request_.funnel)["taints"] == 2  # gpu-0 and the tolerated gpu-2
+    # gpu-0 and the tolerated gpu-2 on n1, gpu-1 on n2: counted over every node
+    assert dict(request_.funnel)["taints"] == 3
     assert {d.device for d in request_.devices if d.failed_step is None and d.pool == "n1"} == {
         "gpu-0",
         "gpu-2",
@@ -5418,7 +5420,7 @@ def test_reason_constraint_across_requests() -> None:
 def test_reason_insufficient_count() -> None:
     e = _reason_case([b_request("gpu", "gpu", count=3)])
     assert e.allocatable is False and e.reason == "insufficient-count"
-    assert e.requests[0].empty_step == "count"
+    assert e.requests[0].short_step == "count"
 
 
 def test_reason_too_many_devices() -> None:

@@ -26,11 +26,9 @@ from dradash.dra.allocator.pools import (
     duplicate_device,
 )
 from dradash.dra.allocator.scheduler import (
-    NO_EXECUTE,
-    NO_SCHEDULE,
     allocation_allows,
     pod_node_problem,
-    tolerated,
+    untolerated,
 )
 from dradash.dra.allocator.search import (
     MAX_RESULTS,
@@ -81,6 +79,9 @@ class DeviceCheck:
     device: str
     failed_step: str | None  # the first STEPS entry the device fails, None if it passes all
     detail: str = ""
+    # The device fails no other step from the request's selectors on: it would serve the
+    # request but for this one (what a summary names as lost on the way).
+    sole: bool = False
 
 
 @dataclass
@@ -90,7 +91,23 @@ class RequestExplanation:
     devices: list[DeviceCheck]
     empty_step: str | None  # first step where remaining hit 0
     error: str | None = None  # an allocator error raised for this request
-    node: str | None = None  # the node whose numbers the per-node steps show
+    node: str | None = None  # the node whose devices the "count" step counts
+    need: int = 1  # devices the request needs: its count (1 for allocationMode All)
+    short_step: str | None = None  # first step where fewer than ``need`` remain
+    claim: str = ""  # the claim the request belongs to, namespace/name
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """The allocator's answer on one node: fit, nofit, node-error (an error that makes only
+    this node unusable) or error (the scheduler aborts the attempt)."""
+
+    node: str
+    outcome: str
+    error: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"node": self.node, "outcome": self.outcome, "error": self.error}
 
 
 @dataclass
@@ -101,11 +118,18 @@ class Explanation:
     requests: list[RequestExplanation]
     results: list[tuple[str, str, str, str]] = field(default_factory=list)
     reason: str | None = None
-    # One AllocationResult (as status.allocation would hold it) per claim allocated.
+    # One AllocationResult (as status.allocation would hold it on ``node``) per claim allocated.
     allocations: list[dict[str, Any]] = field(default_factory=list)
     # The scheduler's per-node status when nothing fits ("cannot allocate all claims", …).
     message: str | None = None
     searched_nodes: int = 0  # nodes the allocator ran on
+    # The allocator's answer on the nodes the Pod may use, in name order: every one of them
+    # when ``nodes_complete`` (``explain(every_node=True)``), else those the search decided.
+    nodes: list[NodeOutcome] = field(default_factory=list)
+    nodes_complete: bool = True
+    eligible_nodes: int = 0  # how many nodes the Pod may use
+    claims: list[str] = field(default_factory=list)  # the claims explained together
+    request: str | None = None  # the request whose funnel gives the reason, if one does
 
     @cached_property
     def first_detail(self) -> str:
@@ -114,14 +138,49 @@ class Explanation:
             (d.detail for r in self.requests for d in r.devices if d.failed_step and d.detail), ""
         )
 
+    @property
+    def deciding(self) -> RequestExplanation | None:
+        """The request explanation the reason comes from (the first one short of devices)."""
+        named_ = [r for r in self.requests if r.name == self.request]
+        if named_:
+            return named_[0]
+        return next((r for r in self.requests if r.short_step), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The explain API's JSON (DESIGN "REST API": GET …/claims/{ns}/{name}/explain)."""
+        return {
+            "allocatable": self.allocatable,
+            "error": self.error,
+            "node": self.node,
+            "reason": self.reason,
+            "requests": [
+                {
+                    "name": r.name,
+                    "funnel": [{"step": step, "remaining": n} for step, n in r.funnel],
+                    "devices": [
+                        {
+                            "driver": d.driver,
+                            "pool": d.pool,
+                            "device": d.device,
+                            "failed_step": d.failed_step,
+                            "detail": d.detail,
+                        }
+                        for d in r.devices
+                    ],
+                }
+                for r in self.requests
+            ],
+            "nodes": [n.as_dict() for n in self.nodes],
+            "allocation": self.allocations,
+        }
+
 
 def taint_text(taint: dict[str, Any]) -> str:
     value = text(taint.get("value"))
     return f"{text(taint.get('key'))}{'=' + value if value else ''}:{text(taint.get('effect'))}"
 
 
-_DRIVER_STEP = ("driver", "")
-_NO_NODE_STEP = ("nodes", "reaches no node the Pod may use")
+_DRIVER_STEP = ("driver", "", False)
 
 _ALL = object()  # a device every eligible node reaches
 
@@ -170,6 +229,9 @@ def error_reason(error: str) -> str:
     return "feature-disabled"  # gates off, or fields this scheduler does not support
 
 
+_LEVELS = ("pools", "nodes", "free", "taints", "constraints")  # the device-level steps
+
+
 @dataclass
 class _Alternative:
     """Everything the funnel of one request (or subrequest) needs."""
@@ -182,21 +244,29 @@ class _Alternative:
     device_class: DeviceClass | None
     verdicts: list[Any] | None
     constraints: list[dict[str, Any]]
-    steps: list[tuple[str, str] | None] = field(default_factory=list)  # per index.current
+    # Per index.current: None when the device passes every device-level step, else
+    # (first failing step, detail, whether it is the only failing step).
+    steps: list[tuple[str, str, bool] | None] = field(default_factory=list)
     reaches: dict[int, Any] = field(default_factory=dict)  # by position, for devices passing
     # per node: devices that pass every device-level step
     passing: dict[str, list[Device]] = field(default_factory=dict)
     passing_all: list[Device] = field(default_factory=list)  # those every node reaches
-    # per node: [nodes, free, taints, constraints] counts
-    counts: dict[str, list[int]] = field(default_factory=dict)
-    counts_all: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    global_counts: list[int] = field(default_factory=lambda: [0] * 5)
-    satisfiable: dict[str, bool] = field(default_factory=dict)
+    # per node: devices past the "nodes" step (matching, in usable pools, reaching it)
+    reached: dict[str, int] = field(default_factory=dict)
+    reached_all: int = 0
+    # devices left after class, driver, class-selectors, request-selectors, pools, nodes,
+    # free, taints, constraints: over every node the Pod may use
+    global_counts: list[int] = field(default_factory=lambda: [0] * 9)
+    satisfiable: dict[str | None, bool] = field(default_factory=dict)
     error: str | None = None
 
     @property
     def name(self) -> str:
         return self.spec.full_name
+
+    @property
+    def need(self) -> int:
+        return self.spec.count if self.spec.mode == "ExactCount" else 1
 
 
 class _Explainer:
@@ -207,6 +277,7 @@ class _Explainer:
         plans: list[ClaimPlan],
         eligible: list[Node],
         features: Features,
+        pod: Pod | None = None,
     ) -> None:
         self.state = state
         self.allocator = allocator
@@ -215,6 +286,7 @@ class _Explainer:
         self.eligible = eligible
         self.eligible_names = {n.name for n in eligible}
         self.features = features
+        self.pod = pod
         self.alternatives: list[_Alternative] = []
         self._reach_cache: dict[int, Any] = {}
         self._slice_node_cache: dict[int, frozenset[str]] = {}
@@ -332,14 +404,30 @@ class _Explainer:
             return _ALL if found and len(found) == len(self.eligible_names) else found
         return frozenset()
 
+    def unreachable(self, device: Device) -> str:
+        """Why no node the Pod may use reaches the device (its slice's node selection)."""
+        s = device.slice
+        raw = device.raw if s.spec.get("perDeviceNodeSelection") is True else s.spec
+        node_name = text(raw.get("nodeName"))
+        if not node_name:
+            return "its node selection matches no node the Pod may use"
+        node = self.state.nodes.get(node_name)
+        if node is None:
+            return f"on node {node_name}, which is not in the snapshot"
+        problem = pod_node_problem(self.pod, node) if self.pod is not None else None
+        if problem:
+            return f"on node {node_name}, which the Pod may not use: {problem}"
+        return f"on node {node_name}, which the Pod may not use"
+
     def device_steps(self, alt: _Alternative) -> None:
-        """The first failing step of every current device (None for those passing), with the
-        global counts of the steps up to "pools" and the per-node counts after it."""
+        """The first failing step of every current device (None for those passing), whether it
+        is the only one, and how many devices are left after each step over every node the Pod
+        may use; devices passing every device-level step, by the nodes that reach them."""
         state, held, features = self.state, self.allocator.held, self.features
         spec = alt.spec
         current = self.index.current
         if alt.device_class is None:
-            missing = ("class", f"device class {spec.class_name} does not exist")
+            missing = ("class", f"device class {spec.class_name} does not exist", False)
             alt.steps = [missing] * len(current)
             return
         wanted = set(state.class_drivers(alt.device_class))
@@ -347,14 +435,15 @@ class _Explainer:
         taints = self.index.taints if features.device_taints else {}
         dedicated = held.dedicated if not spec.admin else frozenset()
         consumable = features.consumable_capacity
-        steps: list[tuple[str, str] | None] = []
+        steps: list[tuple[str, str, bool] | None] = []
         alt.steps = steps
         append = steps.append
         reaches = alt.reaches
         pools = self.pool_problems(spec.mode)
         by_reach: dict[Any, list[Any]] = {}
-        class_no, request_no = ("class-selectors", ""), ("request-selectors", "")
-        in_class = in_request = in_pools = 0
+        class_no = ("class-selectors", "", False)
+        drivers = in_class = in_request = 0
+        left = [0] * len(_LEVELS)  # devices passing the request's selectors left after each
         slice_of: ResourceSlice | None = None
         slice_problem: str | None = None
         slice_reach: Any = None
@@ -362,22 +451,20 @@ class _Explainer:
             if wanted and key[0] not in wanted:
                 append(_DRIVER_STEP)
                 continue
+            drivers += 1
             verdict = verdicts[position] if verdicts is not None else True
-            if verdict is not True:
+            if verdict is not True and verdict is not REQUEST_NO:
                 if verdict is CLASS_NO:
                     append(class_no)
-                elif verdict is REQUEST_NO:
-                    in_class += 1
-                    append(request_no)
-                else:
+                else:  # an error the allocator would stop with
                     step = (
                         "class-selectors" if verdict.startswith("class ") else "request-selectors"
                     )
                     in_class += step == "request-selectors"
-                    append((step, named(verdict, alt.plan.label)))
+                    append((step, named(verdict, alt.plan.label), False))
                 continue
             in_class += 1
-            in_request += 1
+            selected = verdict is True
             s = device.slice
             if s is not slice_of:  # devices come slice by slice: what a slice decides, once
                 slice_of = s
@@ -387,62 +474,58 @@ class _Explainer:
                 slice_problem = problem[1] if problem else None
                 per_device = s.spec.get("perDeviceNodeSelection") is True
                 slice_reach = None if per_device else self.reach(device)
+            failures = 0
+            first: tuple[str, str] | None = None
+            level = len(_LEVELS)
             detail = slice_problem or self.gate_problem(device)
             if detail:
-                append(("pools", detail))
-                continue
-            in_pools += 1
+                failures, first, level = 1, ("pools", detail), 0
             reach = slice_reach if slice_reach is not None else self.reach(device)
             if not reach:
-                append(_NO_NODE_STEP)
-                continue
-            level, failed = 1, None
+                failures += 1
+                if first is None:
+                    first, level = ("nodes", self.unreachable(device)), 1
             if key in dedicated and not (consumable and device.allow_multiple_allocations):
-                failed = ("free", f"allocated to {held.owners(key)}")
-            else:
-                level = 2
-                taint = None
-                for t in taints.get(id(device), ()):
-                    if text(t.get("effect")) in (NO_SCHEDULE, NO_EXECUTE) and not tolerated(
-                        spec.tolerations, t
-                    ):
-                        taint = t
-                        break
+                failures += 1
+                if first is None:
+                    first, level = ("free", f"allocated to {held.owners(key)}"), 2
+            if taints:
+                taint = untolerated(taints.get(id(device), ()), spec.tolerations)
                 if taint is not None:
-                    failed = ("taints", f"taint {taint_text(taint)} not tolerated")
-                else:
-                    level = 3
-                    missing = self.missing_attribute(alt, device) if alt.constraints else ""
-                    if missing:
-                        failed = ("constraints", missing)
-                    else:
-                        level = 4
-            append(failed)
-            # Counted per set of nodes first (devices of one slice share it), per node below.
-            levels = by_reach.get(reach)
-            if levels is None:
-                levels = by_reach[reach] = [0, 0, 0, 0, []]
-            levels[level - 1] += 1
-            if failed is None:
-                reaches[position] = reach
-                levels[4].append(device)
-        drivers = len(current) - sum(1 for step in steps if step is _DRIVER_STEP)
-        alt.global_counts = [len(current), drivers, in_class, in_request, in_pools]
-        for reach, (one, two, three, four, passing) in by_reach.items():
-            vector = (one + two + three + four, two + three + four, three + four, four)
-            targets = [alt.counts_all] if reach is _ALL else []
-            for name in () if reach is _ALL else reach:
-                node_counts = alt.counts.get(name)
-                if node_counts is None:
-                    node_counts = alt.counts[name] = [0, 0, 0, 0]
-                targets.append(node_counts)
+                    failures += 1
+                    if first is None:
+                        first, level = ("taints", f"taint {taint_text(taint)} not tolerated"), 3
+            if alt.constraints:
+                missing = self.missing_attribute(alt, device)
+                if missing:
+                    failures += 1
+                    if first is None:
+                        first, level = ("constraints", missing), 4
+            if not selected:
+                append(("request-selectors", "", failures == 0))
+                continue
+            in_request += 1
+            for i in range(level):
+                left[i] += 1
+            if level >= 2:  # past the "nodes" step: counted for the nodes that reach it
+                group = by_reach.get(reach)
+                if group is None:
+                    group = by_reach[reach] = [0, []]
+                group[0] += 1
+                if first is None:
+                    group[1].append(device)
+                    reaches[position] = reach
+            append(None if first is None else (*first, failures == 1))
+        alt.global_counts = [len(current), drivers, in_class, in_request, *left]
+        for reach, (reached, passing) in by_reach.items():
+            if reach is _ALL:
+                alt.reached_all += reached
+                alt.passing_all.extend(passing)
+                continue
+            for name in reach:
+                alt.reached[name] = alt.reached.get(name, 0) + reached
                 if passing:
                     alt.passing.setdefault(name, []).extend(passing)
-            if reach is _ALL:
-                alt.passing_all.extend(passing)
-            for node_counts in targets:
-                for i in range(4):
-                    node_counts[i] += vector[i]
 
     def missing_attribute(self, alt: _Alternative, device: Device) -> str:
         for constraint in alt.constraints:
@@ -458,14 +541,22 @@ class _Explainer:
 
     def satisfiable(self, alt: _Alternative, node: Node) -> bool:
         """Whether this request alone could get its devices on the node."""
-        if node.name in alt.satisfiable:
-            return alt.satisfiable[node.name]
+        # Nodes that only reach devices every node reaches answer alike.
+        shared = (
+            node.name not in alt.passing
+            and node.name not in alt.reached
+            and node.name not in self.bad_pool_nodes()
+        )
+        key = None if shared else node.name
+        if key in alt.satisfiable:
+            return alt.satisfiable[key]
         devices = alt.passing.get(node.name, []) + alt.passing_all
         spec = alt.spec
+        capacity = spec.capacity if self.features.implementation != "stable" else None
         simple = not any(consumes(d) for d in devices) and not (
             self.features.consumable_capacity and any(d.allow_multiple_allocations for d in devices)
         )
-        if simple and spec.capacity is not None and spec.mode == "ExactCount":
+        if simple and capacity is not None and spec.mode == "ExactCount":
             # Dedicated devices: whether the requested capacity fits is up to each device.
             held = self.allocator.held
             devices = [
@@ -475,14 +566,14 @@ class _Explainer:
                     held.capacity.get(d.key, {}), spec.wanted, self.allocator.capacities(d), {}
                 )
             ]
-        elif spec.capacity is not None:
+        elif capacity is not None:
             simple = False
         if not devices or spec.mode == "ExactCount" and len(devices) < spec.count:
             ok = False
         elif spec.mode == "All" and simple:
             # Every matching device the node reaches must be usable, and none of its pools
             # incomplete or invalid (validateDeviceRequest errors out then).
-            reached = alt.counts.get(node.name, [0])[0] + alt.counts_all[0]
+            reached = alt.reached.get(node.name, 0) + alt.reached_all
             ok = (
                 reached == len(devices) <= MAX_RESULTS
                 and node.name not in self.bad_pool_nodes()
@@ -492,7 +583,7 @@ class _Explainer:
             ok = self._count_fits(alt, devices, spec.count)
         else:
             ok = self._alone(alt, node)
-        alt.satisfiable[node.name] = ok
+        alt.satisfiable[key] = ok
         return ok
 
     def bad_pool_nodes(self) -> frozenset[str]:
@@ -545,37 +636,40 @@ class _Explainer:
 
     # the funnel ----------------------------------------------------------------------------
 
-    def vector(self, alt: _Alternative, node: Node) -> list[int]:
-        counts = alt.counts.get(node.name, [0, 0, 0, 0])
-        v = [a + b for a, b in zip(counts, alt.counts_all, strict=True)]
-        v.append(v[3] if v[3] and self.satisfiable(alt, node) else 0)
-        return v
-
-    def best_node(self, alt: _Alternative, chosen: Node | None) -> tuple[Node | None, list[int]]:
+    def on_one_node(self, alt: _Alternative, chosen: Node | None) -> tuple[Node | None, int]:
+        """The "count" step: the node with the most of the request's usable devices where it
+        can get them (``chosen`` when given), and how many there are; where it can get them
+        nowhere, the most devices a node has, at most one fewer than the request needs."""
         if chosen is not None:
-            return chosen, self.vector(alt, chosen)
-        best, best_key, best_vector = None, None, [0] * 5
-        candidates = {*alt.counts} if not alt.counts_all[0] else None
+            n = len(alt.passing.get(chosen.name, ())) + len(alt.passing_all)
+            return chosen, n if n and self.satisfiable(alt, chosen) else 0
+        best: Node | None = None
+        best_value = -1
+        need = alt.need
+        names = None if alt.passing_all else set(alt.passing)
         for node in self.eligible:
-            if candidates is not None and node.name not in candidates:
+            if names is not None and node.name not in names:
                 continue
-            v = self.vector(alt, node)
-            reached = next((i for i, x in enumerate(v) if x == 0), len(v))
-            key = (reached, *reversed(v))
-            if best_key is None or key > best_key:
-                best, best_key, best_vector = node, key, v
-        if best is None and self.eligible:
-            best = self.eligible[0]
-        return best, best_vector
+            n = len(alt.passing.get(node.name, ())) + len(alt.passing_all)
+            value = n if self.satisfiable(alt, node) else min(n, need - 1)
+            if value > best_value:
+                best, best_value = node, value
+                if alt.spec.mode == "ExactCount" and value >= need and not names:
+                    break  # every node offers the same devices
+        if best is None:
+            return (self.eligible[0] if self.eligible else None), 0
+        return best, max(best_value, 0)
 
     def explanation(self, alt: _Alternative, chosen: Node | None) -> RequestExplanation:
-        node, vector = self.best_node(alt, chosen)
-        numbers = alt.global_counts + vector
+        node, on_node = self.on_one_node(alt, chosen)
+        numbers = [*alt.global_counts, on_node]
         funnel = list(zip(STEPS, numbers, strict=True))
         empty = next((step for step, n in funnel if n == 0), None)
+        need = alt.need
+        short = next((step for step, n in funnel if n < need), None)
         drivers = set(self.state.class_drivers(alt.device_class)) if alt.device_class else set()
         enough: dict[Any, bool] = {}  # reach → does some node there have enough?
-        short = (
+        lacking = (
             f"fewer than {alt.spec.count} usable devices on any node"
             if alt.spec.mode == "ExactCount"
             else "not every matching device on its node is usable"
@@ -590,9 +684,9 @@ class _Explainer:
                 if ok is None:
                     names = self.eligible_names if reach is _ALL else reach
                     ok = enough[reach] = any(self._satisfiable_name(alt, n) for n in sorted(names))
-                failed = None if ok else ("count", short)
-            step, detail = failed or (None, "")
-            checks.append(DeviceCheck(key[0], key[1], key[2], step, detail))
+                failed = None if ok else ("count", lacking, True)
+            step, detail, sole = failed or (None, "", False)
+            checks.append(DeviceCheck(key[0], key[1], key[2], step, detail, sole))
         return RequestExplanation(
             name=alt.name,
             funnel=funnel,
@@ -600,6 +694,9 @@ class _Explainer:
             empty_step=empty,
             error=alt.error,
             node=node.name if node is not None else None,
+            need=need,
+            short_step=short,
+            claim=alt.plan.label,
         )
 
     def _satisfiable_name(self, alt: _Alternative, name: str) -> bool:
@@ -725,6 +822,7 @@ def explain(
     pod: Pod | None = None,
     features: Features = Features(),  # noqa: B008 - frozen dataclass
     max_nodes: int | None = None,
+    every_node: bool = False,
 ) -> Explanation:
     """Would the structured allocator allocate these claims (a Pod's, allocated together) now,
     on which node, and if not, where does it stop?
@@ -738,12 +836,22 @@ def explain(
     scheduler, which filters every node and gives up on the first allocator error, an error on
     any node makes the result an error; ``node`` is the first node where the claims fit. The
     allocator runs only on nodes where it could succeed or fail with an error (plus the first
-    node, which surfaces errors that do not depend on the node); with ``max_nodes``, on at most
-    that many. (On clusters of more than 100 nodes the scheduler stops filtering once it has
-    enough feasible nodes, so an error on a node it never reaches would not stop it.)
+    node, which surfaces errors that do not depend on the node; on the others the outcome is
+    "nofit" without running it), and stops once it has an answer: ``nodes`` then holds the
+    nodes decided so far. With ``every_node`` it answers for every node the Pod may use, past
+    the first fit and the first error. With ``max_nodes``, it runs on at most that many nodes.
+    (On clusters of more than 100 nodes the scheduler stops filtering once it has enough
+    feasible nodes, so an error on a node it never reaches would not stop it.)
     """
     with gc_paused():  # tens of thousands of small objects, none cyclic
-        return _explain(state, list(claims), pod, features, max_nodes)
+        return _explain(state, list(claims), pod, features, max_nodes, every_node)
+
+
+def _outcome(node: Node, allocation: Allocation) -> NodeOutcome:
+    if allocation.error is not None:
+        kind = "node-error" if allocation.node_error else "error"
+        return NodeOutcome(node.name, kind, allocation.error)
+    return NodeOutcome(node.name, "nofit" if allocation.allocations is None else "fit")
 
 
 def _explain(
@@ -752,6 +860,7 @@ def _explain(
     pod: Pod | None,
     features: Features,
     max_nodes: int | None,
+    every_node: bool,
 ) -> Explanation:
     pending = [c for c in claims if not c.allocated]
     to_allocate = pending if pending or not claims else claims
@@ -764,13 +873,22 @@ def _explain(
         if (pod is None or pod_node_problem(pod, n) is None)
         and all(allocation_allows(c, n) for c in held_claims)
     ]
-    explainer = _Explainer(state, allocator, plans, eligible, features)
+    explainer = _Explainer(state, allocator, plans, eligible, features, pod)
     for alt in explainer.alternatives:
         explainer.device_steps(alt)
+    outcomes: dict[str, NodeOutcome] = {}
 
     def finish(chosen: Node | None, **kwargs: Any) -> Explanation:
         requests = [explainer.explanation(alt, chosen) for alt in explainer.alternatives]
-        return Explanation(requests=requests, **kwargs)
+        nodes = [outcomes[n.name] for n in eligible if n.name in outcomes]
+        return Explanation(
+            requests=requests,
+            nodes=nodes,
+            nodes_complete=len(nodes) == len(eligible),
+            eligible_nodes=len(eligible),
+            claims=[plan.label for plan in plans],
+            **kwargs,
+        )
 
     error = prefilter(plans, state, features)
     if error is not None:
@@ -779,51 +897,60 @@ def _explain(
                 alt.spec.parent and f"request {alt.spec.parent}:" in error
             ):
                 alt.error = error
+        outcomes.update((n.name, NodeOutcome(n.name, "error", error)) for n in eligible)
         return finish(None, allocatable=None, error=error, node=None, reason=error_reason(error))
     if not eligible:
         explanation = finish(None, allocatable=False, error=None, node=None)
-        explanation.reason = _funnel_reason(explainer, explanation) if plans else None
+        if plans:
+            explanation.reason, explanation.request = _funnel_reason(explainer, explanation)
         if held_claims:
             explanation.message = "resourceclaim not available on the node"
         return explanation
     if not plans:
+        outcomes.update((n.name, NodeOutcome(n.name, "fit")) for n in eligible)
         return finish(eligible[0], allocatable=True, error=None, node=eligible[0].name)
 
     risky, may_succeed = explainer.node_plan()
     last_risky = max(risky) if risky else ""
     success: tuple[Node, Allocation] | None = None
+    failure: Allocation | None = None
     searched = 0
     node_errors: list[str] = []
     for i, node in enumerate(eligible):
-        if success is not None and node.name > last_risky:
+        if not every_node and (success is not None and node.name > last_risky):
             break
-        if not (i == 0 or node.name in risky or (success is None and may_succeed(node))):
+        maybe = i == 0 or node.name in risky or may_succeed(node)
+        if not maybe:
+            outcomes[node.name] = NodeOutcome(node.name, "nofit")  # no candidate, no error
             continue
+        if not every_node and success is not None and node.name not in risky:
+            continue  # it may fit too; only an error elsewhere would change the answer
         if max_nodes is not None and searched >= max_nodes:
             break
         outcome = allocator.allocate(node, plans)
         searched += 1
+        outcomes[node.name] = _outcome(node, outcome)
         if outcome.error is not None and not outcome.node_error:
-            if outcome.failed_request is not None:
-                for alt in explainer.alternatives:
-                    if (
-                        alt.claim_index,
-                        alt.request_index,
-                        alt.sub_index,
-                    ) == outcome.failed_request:
-                        alt.error = outcome.error
-            return finish(
-                None,
-                allocatable=None,
-                error=outcome.error,
-                node=None,
-                reason=error_reason(outcome.error),
-                searched_nodes=searched,
-            )
-        if outcome.node_error and outcome.error:
+            failure = failure or outcome
+            if not every_node:
+                break
+        elif outcome.node_error and outcome.error:
             node_errors.append(outcome.error)
-        if outcome.allocations is not None and success is None:
+        elif outcome.allocations is not None and success is None:
             success = (node, outcome)
+    if failure is not None and failure.error is not None:
+        if failure.failed_request is not None:
+            for alt in explainer.alternatives:
+                if (alt.claim_index, alt.request_index, alt.sub_index) == failure.failed_request:
+                    alt.error = failure.error
+        return finish(
+            None,
+            allocatable=None,
+            error=failure.error,
+            node=None,
+            reason=error_reason(failure.error),
+            searched_nodes=searched,
+        )
     if success is not None:
         node, outcome = success
         allocations = outcome.allocations or []
@@ -849,23 +976,25 @@ def _explain(
         searched_nodes=searched,
         message=node_errors[0] if node_errors else "cannot allocate all claims",
     )
-    explanation.reason = _funnel_reason(explainer, explanation)
+    explanation.reason, explanation.request = _funnel_reason(explainer, explanation)
     if node_errors and explanation.reason == "insufficient-count":
         explanation.reason = "pool-invalid"  # the devices of invalid pools were not counted
     return explanation
 
 
-def _funnel_reason(explainer: _Explainer, explanation: Explanation) -> str:
-    """The reason of a claim that does not fit: the step where the funnel of the first
-    failing request empties (for a firstAvailable request, its alternative that got furthest)."""
+def _funnel_reason(explainer: _Explainer, explanation: Explanation) -> tuple[str, str | None]:
+    """The reason of claims that do not fit, and the request it is about (DESIGN "Diagnosis"):
+    the first step of the first request's funnel where fewer devices remain than it needs (for
+    a firstAvailable request, of its alternative that got furthest). When every request alone
+    has enough, the requests compete for the same devices or a constraint across them fails."""
     by_request: dict[tuple[int, int], list[tuple[_Alternative, RequestExplanation]]] = {}
     for alt, request in zip(explainer.alternatives, explanation.requests, strict=True):
         by_request.setdefault((alt.claim_index, alt.request_index), []).append((alt, request))
     for pairs in by_request.values():
-        if any(r.empty_step is None for _, r in pairs):
+        if any(r.short_step is None for _, r in pairs):
             continue
-        alt, request = max(pairs, key=lambda p: STEPS.index(p[1].empty_step or "count"))
-        step = request.empty_step or "count"
+        alt, request = max(pairs, key=lambda p: STEPS.index(p[1].short_step or "count"))
+        step = request.short_step or "count"
         if step == "pools":
             kinds = Counter(
                 "invalid"
@@ -877,18 +1006,19 @@ def _funnel_reason(explainer: _Explainer, explanation: Explanation) -> str:
                 if d.failed_step == "pools"
             )
             kind = kinds.most_common(1)[0][0] if kinds else "incomplete"
-            return {"invalid": "pool-invalid", "feature": "feature-disabled"}.get(
+            reason = {"invalid": "pool-invalid", "feature": "feature-disabled"}.get(
                 kind, "pool-incomplete"
             )
+            return reason, request.name
         if step == "count" and _constraints_block(explainer, alt):
-            return "constraint-unsatisfiable"
-        return STEP_REASONS[step]
+            return "constraint-unsatisfiable", request.name
+        return STEP_REASONS[step], request.name
     for plan in explainer.plans:
         for constraint in plan.constraints:
             names = strings(constraint.get("requests"))
             if len(names) > 1 or (not names and len(plan.requests) > 1):
-                return "constraint-unsatisfiable"
-    return "insufficient-count"
+                return "constraint-unsatisfiable", None
+    return "insufficient-count", None
 
 
 def _constraints_block(explainer: _Explainer, alt: _Alternative) -> bool:
