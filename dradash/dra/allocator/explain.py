@@ -417,7 +417,7 @@ class _Explainer:
         problem = pod_node_problem(self.pod, node) if self.pod is not None else None
         if problem:
             return f"on node {node_name}, which the Pod may not use: {problem}"
-        return f"on node {node_name}, which the Pod may not use"
+        return f"on node {node_name}, which the allocation of the Pod's other claims excludes"
 
     def device_steps(self, alt: _Alternative) -> None:
         """The first failing step of every current device (None for those passing), whether it
@@ -586,6 +586,17 @@ class _Explainer:
         alt.satisfiable[key] = ok
         return ok
 
+    def no_fit(self, node: Node) -> NodeOutcome:
+        """Allocate's answer on a node where some request has no candidate: nofit, or (1.35+)
+        a node error when the node's pools include an invalid one."""
+        if (
+            self.features.skip_incomplete_pools
+            and node.name in self.bad_pool_nodes()
+            and any(p.invalid for p in self.allocator.pools_for(node))
+        ):
+            return NodeOutcome(node.name, "node-error", "invalid resource pools were encountered")
+        return NodeOutcome(node.name, "nofit")
+
     def bad_pool_nodes(self) -> frozenset[str]:
         """Nodes that see a pool that is incomplete or invalid."""
         if self._bad_pool_nodes is None:
@@ -666,7 +677,19 @@ class _Explainer:
         funnel = list(zip(STEPS, numbers, strict=True))
         empty = next((step for step, n in funnel if n == 0), None)
         need = alt.need
-        short = next((step for step, n in funnel if n < need), None)
+        # The class step counts the snapshot's devices: it is short only of a missing class;
+        # the driver step only when the driver publishes no device at all (fewer than needed
+        # show at the selectors: "only 4 devices match").
+        short = next(
+            (
+                step
+                for step, n in funnel
+                if n < need
+                and (step != "class" or alt.device_class is None)
+                and (step != "driver" or n == 0)
+            ),
+            None,
+        )
         drivers = set(self.state.class_drivers(alt.device_class)) if alt.device_class else set()
         enough: dict[Any, bool] = {}  # reach → does some node there have enough?
         lacking = (
@@ -847,6 +870,9 @@ def explain(
         return _explain(state, list(claims), pod, features, max_nodes, every_node)
 
 
+_NOWHERE = Node({"metadata": {"name": ""}})  # a node no slice reaches
+
+
 def _outcome(node: Node, allocation: Allocation) -> NodeOutcome:
     if allocation.error is not None:
         kind = "node-error" if allocation.node_error else "error"
@@ -900,6 +926,17 @@ def _explain(
         outcomes.update((n.name, NodeOutcome(n.name, "error", error)) for n in eligible)
         return finish(None, allocatable=None, error=error, node=None, reason=error_reason(error))
     if not eligible:
+        # No node to run on: Allocate's checks that need none (requests, constraints, the
+        # 32-device limit) still stop the scheduler, whatever the nodes.
+        checked = allocator.allocate(_NOWHERE, plans) if plans else None
+        if checked is not None and checked.error is not None and not checked.node_error:
+            return finish(
+                None,
+                allocatable=None,
+                error=checked.error,
+                node=None,
+                reason=error_reason(checked.error),
+            )
         explanation = finish(None, allocatable=False, error=None, node=None)
         if plans:
             explanation.reason, explanation.request = _funnel_reason(explainer, explanation)
@@ -916,12 +953,13 @@ def _explain(
     failure: Allocation | None = None
     searched = 0
     node_errors: list[str] = []
+    run_all = False  # the first node stopped with an error: it may stop every node
     for i, node in enumerate(eligible):
         if not every_node and (success is not None and node.name > last_risky):
             break
-        maybe = i == 0 or node.name in risky or may_succeed(node)
-        if not maybe:
-            outcomes[node.name] = NodeOutcome(node.name, "nofit")  # no candidate, no error
+        maybe = i == 0 or run_all or node.name in risky or may_succeed(node)
+        if not maybe:  # no candidate for some request, and nothing to raise an error
+            outcomes[node.name] = explainer.no_fit(node)
             continue
         if not every_node and success is not None and node.name not in risky:
             continue  # it may fit too; only an error elsewhere would change the answer
@@ -932,6 +970,7 @@ def _explain(
         outcomes[node.name] = _outcome(node, outcome)
         if outcome.error is not None and not outcome.node_error:
             failure = failure or outcome
+            run_all = run_all or i == 0
             if not every_node:
                 break
         elif outcome.node_error and outcome.error:
@@ -1010,6 +1049,10 @@ def _funnel_reason(explainer: _Explainer, explanation: Explanation) -> tuple[str
                 kind, "pool-incomplete"
             )
             return reason, request.name
+        if step in ("class-selectors", "request-selectors") and any(
+            d.failed_step == step and "CEL " in d.detail for d in request.devices
+        ):
+            return "selector-error", request.name  # devices the Pod cannot reach raise it
         if step == "count" and _constraints_block(explainer, alt):
             return "constraint-unsatisfiable", request.name
         return STEP_REASONS[step], request.name
