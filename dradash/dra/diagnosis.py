@@ -575,26 +575,21 @@ def _lost(request: allocator.RequestExplanation, before: str) -> list[str]:
     limit = order.index(before) if before in order else len(order)
     if before == "request-selectors":
         limit += 1  # "only 1 matches; 3 more are free but do not match its selectors"
-    groups: dict[tuple[str, str], int] = {}
-    for d in request.devices:
-        step = d.failed_step
-        if not d.sole or step is None or order.index(step) >= limit:
+    groups: dict[tuple[str, str, str], int] = {}
+    for (step, pool, detail), n in request.tally.sole.items():
+        if order.index(step) >= limit:
             continue
-        if step in ("pools", "nodes"):
-            key = (step, f"{d.pool}\x00{d.detail}" if step == "pools" else d.detail)
-        else:
-            key = (step, "")
-        groups[key] = groups.get(key, 0) + 1
+        key = (step, pool, detail) if step in ("pools", "nodes") else (step, "", "")
+        groups[key] = groups.get(key, 0) + n
     phrases = []
-    for (step, what), n in sorted(groups.items(), key=lambda kv: order.index(kv[0][0])):
+    for (step, pool, detail), n in sorted(groups.items(), key=lambda kv: order.index(kv[0][0])):
         more = f"{n} more {'is' if n == 1 else 'are'}"
         if step == "request-selectors":
             phrases.append(f"{more} free but do{'es' if n == 1 else ''} not match its selectors")
         elif step == "pools":
-            pool, detail = what.split("\x00", 1)
             phrases.append(f"{more} free, but in pool {pool}, {_pool_clause(detail)}")
         elif step == "nodes":
-            phrases.append(f"{more} free, but {what}")
+            phrases.append(f"{more} free, but {detail}")
         elif step == "free":
             phrases.append(f"{n} more would serve but {'is' if n == 1 else 'are'} allocated")
         elif step == "taints":
@@ -805,20 +800,18 @@ def _are(n: int) -> str:
 
 def _step_detail(request: allocator.RequestExplanation, step: str | None) -> str:
     """The detail of the devices that stop at ``step`` (the most common one)."""
-    details: dict[str, int] = {}
-    for d in request.devices:
-        if d.failed_step == step and d.detail:
-            details[d.detail] = details.get(d.detail, 0) + 1
-    return max(details, key=lambda k: details[k]) if details else ""
+    details = request.tally.details.get(step or "")
+    return details.most_common(1)[0][0] if details else ""
 
 
 def _pools_named(request: allocator.RequestExplanation | None, prefix: str) -> str:
     if request is None:
         return ""
-    pools: dict[str, str] = {}
-    for d in request.devices:
-        if d.failed_step == "pools" and d.detail.startswith(prefix):
-            pools.setdefault(d.pool, d.detail.removeprefix(f"{prefix}: "))
+    pools = {
+        pool: detail.removeprefix(f"{prefix}: ")
+        for pool, detail in request.tally.pools.items()
+        if detail.startswith(prefix)
+    }
     if not pools:
         return ""
     return ": " + listing((f"{p} ({detail})" for p, detail in sorted(pools.items())), 3)

@@ -96,6 +96,31 @@ class RequestExplanation:
     short_step: str | None = None  # first step where fewer than ``need`` remain
     claim: str = ""  # the claim the request belongs to, namespace/name
 
+    @cached_property
+    def tally(self) -> Tally:
+        """The failed devices counted once, for summaries (many Pods share one explanation)."""
+        tally = Tally()
+        for d in self.devices:
+            step = d.failed_step
+            if step is None:
+                continue
+            if d.detail:
+                tally.details.setdefault(step, Counter())[d.detail] += 1
+            if step == "pools":
+                tally.pools.setdefault(d.pool, d.detail)
+            if d.sole:
+                where = (d.pool, d.detail) if step == "pools" else ("", d.detail)
+                tally.sole[(step, *where)] += 1
+        return tally
+
+
+@dataclass
+class Tally:
+    details: dict[str, Counter[str]] = field(default_factory=dict)  # step → detail → devices
+    pools: dict[str, str] = field(default_factory=dict)  # pool → detail of its devices
+    # (step, pool, detail) → devices that fail only that step (pool only for "pools")
+    sole: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+
 
 @dataclass(frozen=True)
 class NodeOutcome:
@@ -442,6 +467,11 @@ class _Explainer:
         pools = self.pool_problems(spec.mode)
         by_reach: dict[Any, list[Any]] = {}
         class_no = ("class-selectors", "", False)
+        request_no, request_no_sole = (
+            ("request-selectors", "", False),
+            ("request-selectors", "", True),
+        )
+        check_gates = not (features.partitionable_devices and features.binding_conditions)
         drivers = in_class = in_request = 0
         left = [0] * len(_LEVELS)  # devices passing the request's selectors left after each
         slice_of: ResourceSlice | None = None
@@ -474,10 +504,28 @@ class _Explainer:
                 slice_problem = problem[1] if problem else None
                 per_device = s.spec.get("perDeviceNodeSelection") is True
                 slice_reach = None if per_device else self.reach(device)
+            if not selected:  # only whether it fails nothing else: it would serve otherwise
+                sole = not (
+                    slice_problem
+                    or (check_gates and self.gate_problem(device))
+                    or not (slice_reach if slice_reach is not None else self.reach(device))
+                    or (
+                        key in dedicated
+                        and not (consumable and device.raw.get("allowMultipleAllocations") is True)
+                    )
+                    or (
+                        taints
+                        and id(device) in taints
+                        and untolerated(taints[id(device)], spec.tolerations) is not None
+                    )
+                    or (alt.constraints and self.missing_attribute(alt, device))
+                )
+                append(request_no_sole if sole else request_no)
+                continue
             failures = 0
             first: tuple[str, str] | None = None
             level = len(_LEVELS)
-            detail = slice_problem or self.gate_problem(device)
+            detail = slice_problem or (check_gates and self.gate_problem(device))
             if detail:
                 failures, first, level = 1, ("pools", detail), 0
             reach = slice_reach if slice_reach is not None else self.reach(device)
@@ -485,7 +533,9 @@ class _Explainer:
                 failures += 1
                 if first is None:
                     first, level = ("nodes", self.unreachable(device)), 1
-            if key in dedicated and not (consumable and device.allow_multiple_allocations):
+            if key in dedicated and not (
+                consumable and device.raw.get("allowMultipleAllocations") is True
+            ):
                 failures += 1
                 if first is None:
                     first, level = ("free", f"allocated to {held.owners(key)}"), 2
@@ -501,9 +551,6 @@ class _Explainer:
                     failures += 1
                     if first is None:
                         first, level = ("constraints", missing), 4
-            if not selected:
-                append(("request-selectors", "", failures == 0))
-                continue
             in_request += 1
             for i in range(level):
                 left[i] += 1
