@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from dradash.demo.cluster import SERVER_VERSION as DEMO_VERSION
 from dradash.demo.cluster import build
 from dradash.dra.allocator import (
     STEPS,
@@ -27,7 +28,7 @@ from dradash.dra.allocator import (
 )
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.objects import Node, Pod, ResourceClaim
-from dradash.dra.state import ClusterState
+from dradash.dra.state import ClusterState, SnapshotMeta
 
 from .builders import claim as b_claim
 from .builders import device as b_device
@@ -537,8 +538,11 @@ def allocation_with_configs(
     return Expected(selector, results, configs)
 
 
-def class_config(requests: list[str], config: dict[str, Any]) -> dict[str, Any]:
-    return {"source": "FromClass", "requests": requests, **config}
+def class_config(requests: list[str] | None, config: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": "FromClass", **config}
+    if requests is not None:
+        out["requests"] = requests
+    return out
 
 
 def claim_config(requests: list[str] | None, config: dict[str, Any]) -> dict[str, Any]:
@@ -1552,7 +1556,8 @@ CASES.update(
                 allocation_with_configs(
                     local_node_selector(NODE1),
                     [result(REQ0, DRIVER_A, POOL1, DEVICE1)],
-                    [class_config([REQ0], device_configuration(DRIVER_A, "classAttribute"))],
+                    # 1.37: a config for every request has no list (v0.36.2: [REQ0])
+                    [class_config(None, device_configuration(DRIVER_A, "classAttribute"))],
                 )
             ],
         ),
@@ -1762,7 +1767,8 @@ CASES.update(
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE1),
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE2),
                     ],
-                    [claim_config([REQ0_SUBREQ1], device_configuration(DRIVER_B, "bar"))],
+                    # 1.37: the selected subrequest covers every request (v0.36.2: listed)
+                    [claim_config(None, device_configuration(DRIVER_B, "bar"))],
                 )
             ],
         ),
@@ -1794,7 +1800,8 @@ CASES.update(
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE1),
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE2),
                     ],
-                    [class_config([REQ0_SUBREQ1], device_configuration(DRIVER_B, "bar"))],
+                    # 1.37: the selected subrequest covers every request (v0.36.2: listed)
+                    [class_config(None, device_configuration(DRIVER_B, "bar"))],
                 )
             ],
         ),
@@ -5225,9 +5232,17 @@ def test_an_error_on_any_node_aborts_scheduling() -> None:
     claim_raw = b_claim("c0", requests=[b_request("gpu", "gpu", selectors=[selector])])
     e, _ = _explain(small_cluster(ok_on_n1), claim_raw)
     assert e.allocatable is None and e.node is None
-    assert e.error == "claim default/c0: selector #0: CEL runtime error: no such key: ok"
+    # 1.37 names the device and suggests optional chaining (cel.EnhanceRuntimeError) …
+    assert e.error == (
+        "claim default/c0: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: "
+        "no such key: ok. consider using CEL optional chaining (.? followed by orValue()) or "
+        "guarding the check with has() for optional fields"
+    )
     assert e.reason == "selector-error"
     assert e.requests[0].error == e.error
+    # … 1.36 does not.
+    e, _ = _explain(small_cluster(ok_on_n1), claim_raw, features=Features(release=36))
+    assert e.error == "claim default/c0: selector #0: CEL runtime error: no such key: ok"
 
 
 # --- explain: one test per reason ----------------------------------------------------------
@@ -5270,7 +5285,8 @@ def test_reason_selector_error() -> None:
     selector = {"cel": {"expression": f'device.attributes["{GPU}"].index == 0'}}
     e = _reason_case([b_request("gpu", "gpu", selectors=[selector])])
     assert e.allocatable is None and e.reason == "selector-error"
-    assert e.error == "claim default/c0: selector #0: CEL runtime error: no such key: index"
+    assert e.error.startswith("claim default/c0: selector #0 on device gpu.example.com/n1/")
+    assert "CEL runtime error: no such key: index. consider using CEL optional chaining" in e.error
     failed = {d.failed_step for d in e.requests[0].devices}
     assert "request-selectors" in failed
 
@@ -5500,7 +5516,8 @@ def test_steps_are_the_designs_order() -> None:
 
 @pytest.fixture(scope="module")
 def demo() -> ClusterState:
-    return ClusterState.build(build())
+    """The demo cluster, which runs Kubernetes 1.36 (its events are worded by 1.36)."""
+    return ClusterState.build(build(), SnapshotMeta(server_version=DEMO_VERSION))
 
 
 def _demo_claim(state: ClusterState, namespace: str, prefix: str) -> ResourceClaim:
@@ -5512,7 +5529,8 @@ def _demo_claim(state: ClusterState, namespace: str, prefix: str) -> ResourceCla
 
 def _demo_explain(state: ClusterState, claim_: ResourceClaim):
     pods = claim_.pods or ([claim_.owner_pod] if claim_.owner_pod else [])
-    return explain(state, [claim_], pod=pods[0] if pods else None)
+    features = Features.for_version(state.meta.server_version)
+    return explain(state, [claim_], pod=pods[0] if pods else None, features=features)
 
 
 def test_demo_render_farm_is_out_of_gpus(demo: ClusterState) -> None:

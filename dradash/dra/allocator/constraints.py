@@ -1,5 +1,8 @@
 """Claim constraints: ``constraint.go`` (matchAttributeConstraint, distinctAttributeConstraint)
-and ``lookupAttribute``."""
+and ``lookupAttribute``; with list-typed attributes (DRAListTypeAttributes, the experimental
+allocator: ``allocator_experimental.go``'s attributeAsSet), matchAttribute needs a value every
+device has (the intersection of their sets is not empty) and distinctAttribute pairwise
+disjoint sets; a scalar is a set of one."""
 
 from __future__ import annotations
 
@@ -28,6 +31,34 @@ def value_kind(attribute: dict[str, Any]) -> str | None:
     return None
 
 
+# DeviceAttribute's list fields (1.36+), in the order attributeAsSet tries them, each with the
+# scalar kind of its elements.
+LIST_KINDS = (("ints", "int"), ("bools", "bool"), ("strings", "string"), ("versions", "version"))
+_SET_SCALARS = ("int", "bool", "string", "version")  # attributeAsSet's order for scalars
+
+AttributeSet = tuple[str, frozenset[Any]]  # (element kind, elements)
+
+
+def attribute_set(attribute: dict[str, Any] | None) -> AttributeSet | None:
+    """attributeAsSet: a non-empty list, else a scalar as a set of one; None for neither."""
+    if attribute is None:
+        return None
+    for list_kind, kind in LIST_KINDS:
+        values = attribute.get(list_kind)
+        if isinstance(values, list) and values:
+            return kind, frozenset(v for v in values if typed({kind: v}, kind) is not None)
+    for kind in _SET_SCALARS:
+        value = typed(attribute, kind)
+        if value is not None:
+            return kind, frozenset([value])
+    return None
+
+
+def intersects(a: AttributeSet | None, b: AttributeSet | None) -> bool:
+    """hasIntersection: values in common, of the same type."""
+    return a is not None and b is not None and a[0] == b[0] and bool(a[1] & b[1])
+
+
 def lookup_attribute(device: Device, driver: str, name: str) -> dict[str, Any] | None:
     """lookupAttribute: a fully qualified ``D/id`` matches the attribute ``D/id``, or ``id``
     only when D is the device's driver."""
@@ -45,10 +76,12 @@ def lookup_attribute(device: Device, driver: str, name: str) -> dict[str, Any] |
 class MatchAttribute:
     """matchAttributeConstraint."""
 
-    def __init__(self, requests: list[str], name: str) -> None:
+    def __init__(self, requests: list[str], name: str, lists: bool = False) -> None:
         self.requests = set(requests)
         self.name = name
+        self.lists = lists  # ListTypeAttributes: compare as sets
         self.first: dict[str, Any] | None = None
+        self.intersection: AttributeSet | None = None
         self.count = 0
 
     def _skips(self, base: str, sub: str) -> bool:
@@ -65,12 +98,26 @@ class MatchAttribute:
         if attribute is None:
             return False
         if self.count == 0:
-            self.first, self.count = attribute, 1
+            if self.lists:
+                self.intersection = attribute_set(attribute)
+                if self.intersection is None:
+                    return False
+            else:
+                self.first = attribute
+            self.count = 1
             return True
-        kind = value_kind(attribute)
-        assert self.first is not None
-        if kind is None or typed(self.first, kind) != typed(attribute, kind):
-            return False
+        if self.lists:
+            mine = attribute_set(attribute)
+            if mine is None or not intersects(self.intersection, mine):
+                return False
+            # As upstream: the set only narrows; remove() does not widen it again.
+            assert self.intersection is not None
+            self.intersection = (mine[0], self.intersection[1] & mine[1])
+        else:
+            kind = value_kind(attribute)
+            assert self.first is not None
+            if kind is None or typed(self.first, kind) != typed(attribute, kind):
+                return False
         self.count += 1
         return True
 
@@ -83,8 +130,8 @@ class DistinctAttribute(MatchAttribute):
     """distinctAttributeConstraint (values are remembered per base request name, as upstream
     does, so a request's later device replaces its earlier one)."""
 
-    def __init__(self, requests: list[str], name: str) -> None:
-        super().__init__(requests, name)
+    def __init__(self, requests: list[str], name: str, lists: bool = False) -> None:
+        super().__init__(requests, name, lists)
         self.values: dict[str, dict[str, Any]] = {}
 
     def add(self, base: str, sub: str, device: Device, key: tuple[str, str, str]) -> bool:
@@ -100,11 +147,17 @@ class DistinctAttribute(MatchAttribute):
         return True
 
     def _distinct(self, attribute: dict[str, Any]) -> bool:
-        """matchesAttribute: an unknown type only fails against a remembered value."""
+        """matchesAttribute: an unknown type only fails against a remembered value; with
+        list-typed attributes, the sets must be pairwise disjoint."""
+        if self.lists:
+            mine = attribute_set(attribute)
+            return mine is not None and not any(
+                intersects(mine, attribute_set(other)) for other in self.values.values()
+            )
         kind = value_kind(attribute)
-        mine = typed(attribute, kind) if kind else None
+        mine_value = typed(attribute, kind) if kind else None
         return all(
-            kind is not None and typed(other, kind) != mine for other in self.values.values()
+            kind is not None and typed(other, kind) != mine_value for other in self.values.values()
         )
 
     def remove(self, base: str, sub: str, device: Device, key: tuple[str, str, str]) -> None:

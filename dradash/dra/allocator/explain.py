@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from dradash.dra.allocator.constraints import lookup_attribute, typed, value_kind
+from dradash.dra.allocator.constraints import (
+    attribute_set,
+    intersects,
+    lookup_attribute,
+    typed,
+    value_kind,
+)
 from dradash.dra.allocator.consumable import fits_capacity
 from dradash.dra.allocator.features import Features
 from dradash.dra.allocator.index import CLASS_NO, REQUEST_NO, named
@@ -491,7 +497,8 @@ class _Explainer:
                         "class-selectors" if verdict.startswith("class ") else "request-selectors"
                     )
                     in_class += step == "request-selectors"
-                    append((step, named(verdict, alt.plan.label), False))
+                    error = named(verdict, alt.plan.label, key, features.release)
+                    append((step, error, False))
                 continue
             in_class += 1
             selected = verdict is True
@@ -656,19 +663,36 @@ class _Explainer:
         return self._bad_pool_nodes
 
     def _count_fits(self, alt: _Alternative, devices: list[Device], need: int) -> bool:
-        """Whether ``need`` of the devices satisfy the request's own constraints."""
+        """Whether ``need`` of the devices satisfy the request's own constraints (for
+        list-typed attributes: a value ``need`` of them share, and ``need`` pairwise disjoint
+        sets picked greedily — an estimate; the search decides)."""
+        lists = self.features.list_type_attributes
         for constraint in alt.constraints:
             if constraint.get("matchAttribute") is not None:
                 name = text(constraint.get("matchAttribute"))
                 groups: Counter[Any] = Counter()
                 for d in devices:
                     attribute = lookup_attribute(d, d.driver, name) or {}
+                    if lists:
+                        found = attribute_set(attribute)
+                        for value in found[1] if found else ():
+                            groups[(found[0], value)] += 1  # type: ignore[index]
+                        continue
                     kind = value_kind(attribute)
                     groups[(kind, typed(attribute, kind) if kind else None)] += 1
                 if max(groups.values(), default=0) < need:
                     return False
             elif constraint.get("distinctAttribute") is not None:
                 name = text(constraint.get("distinctAttribute"))
+                if lists:
+                    picked: list[Any] = []
+                    for d in devices:
+                        found = attribute_set(lookup_attribute(d, d.driver, name))
+                        if found is not None and not any(intersects(found, p) for p in picked):
+                            picked.append(found)
+                    if len(picked) < need:
+                        return False
+                    continue
                 values = set()
                 for d in devices:
                     attribute = lookup_attribute(d, d.driver, name) or {}

@@ -6,12 +6,14 @@ claims being allocated), and the verdict of a class's and a request's selectors 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dradash.dra.allocator.consumable import quantity_of
+from dradash.dra.allocator.features import NEWEST
 from dradash.dra.cel import CelCompileError, Selector, compile_selector, evaluate_devices
 from dradash.dra.cel.device import DeviceInput, conversion_error
 from dradash.dra.cel.quantity import Quantity
@@ -162,8 +164,27 @@ def held_devices(index: SnapshotIndex, exclude: set[tuple[str, str]], consumable
 CLAIM = "\x00claim\x00"  # stands for the claim in cached verdicts' error messages
 
 
-def named(error: str, claim: str) -> str:
-    return error.replace(CLAIM, claim)
+_RUNTIME_ERROR = re.compile(r"(.*?: selector #\d+): CEL runtime error: ")
+# cel.EnhanceRuntimeError (1.37): appended to runtime errors that contain "no such key:".
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+    "with has() for optional fields"
+)
+
+
+def named(
+    error: str, claim: str, device: tuple[str, str, str] | None = None, release: int = NEWEST
+) -> str:
+    """A cached verdict's error for one claim, worded as the release's allocator words it:
+    from 1.37, selectorsMatch names the device ("selector #0 on device D/P/N: CEL runtime
+    error: …") and suggests optional chaining for "no such key" (cel.EnhanceRuntimeError)."""
+    out = error.replace(CLAIM, claim)
+    if release >= 37 and device is not None and (match := _RUNTIME_ERROR.match(out)):
+        rest = out[match.end() :]
+        if "no such key:" in rest:
+            rest += NO_SUCH_KEY_HINT
+        out = f"{match.group(1)} on device {'/'.join(device)}: CEL runtime error: {rest}"
+    return out
 
 
 # Verdict codes besides True and an error message (sentinels: 1 == True in Python).

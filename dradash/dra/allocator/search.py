@@ -289,13 +289,17 @@ class Search:
                 requests = strings(constraint.get("requests"))
                 if constraint.get("matchAttribute") is not None:
                     name = text(constraint.get("matchAttribute"))
-                    self.constraints[ci].append(MatchAttribute(requests, name))
+                    self.constraints[ci].append(
+                        MatchAttribute(requests, name, features.list_type_attributes)
+                    )
                 elif (
                     constraint.get("distinctAttribute") is not None
                     and features.implementation != "stable"
                 ):
                     name = text(constraint.get("distinctAttribute"))
-                    self.constraints[ci].append(DistinctAttribute(requests, name))
+                    self.constraints[ci].append(
+                        DistinctAttribute(requests, name, features.list_type_attributes)
+                    )
                 else:
                     raise Fatal(
                         f"claim {claim.label}, constraint #{i}: empty constraint (unsupported "
@@ -475,7 +479,15 @@ class Search:
         verdict = data.verdicts[self.owner.index.position[id(device)]]
         if verdict is not True:
             if isinstance(verdict, str):
-                raise Fatal(named(verdict, self.claims[key[0]].label), key)
+                raise Fatal(
+                    named(
+                        verdict,
+                        self.claims[key[0]].label,
+                        (s.driver, s.pool_name, device.name),
+                        self.features.release,
+                    ),
+                    key,
+                )
             return False
         if s.spec.get("perDeviceNodeSelection") is True:
             cached = self._per_device_nodes.get(id(device))
@@ -678,6 +690,7 @@ class Search:
                     }
                 )
             by_class[device_class.name] = (first, len(config))
+        once = self.features.release >= 37  # 1.36 added a config once per request it names
         for entry in claim.config:
             requests = strings(entry.get("requests"))
             body = {k: v for k, v in entry.items() if k != "requests"}
@@ -687,10 +700,23 @@ class Search:
             for ri, request in enumerate(claim.requests):
                 if request.name in requests:
                     config.append({"source": "FromClaim", "requests": requests, **body})
+                    if once:
+                        break
                     continue
                 data = selected[ri]
                 if data.parent is not None and data.spec.full_name in requests:
                     config.append({"source": "FromClaim", "requests": requests, **body})
+                    if once:
+                        break
+        if once:
+            # A config that applies to every request loses its list: empty means all.
+            for entry in config:
+                names = entry.get("requests")
+                if names and all(
+                    request.name in names or selected[ri].spec.full_name in names
+                    for ri, request in enumerate(claim.requests)
+                ):
+                    del entry["requests"]
         return config
 
     def _node_selector(self, ci: int, claim: ClaimPlan) -> dict[str, Any] | None:
