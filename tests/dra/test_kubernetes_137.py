@@ -247,6 +247,37 @@ CASES: dict[str, Case] = {
     ),
 }
 
+# A pool of one slice that only defines counter sets (twice the same: invalid), on node-1.
+_COUNTERS_ON_NODE1 = [
+    slice_with_counter_sets(
+        SLICE1,
+        NODE1,
+        resource_pool(POOL1, 1),
+        DRIVER_A,
+        counter_set(COUNTER_SET1, {"memory": "8Gi"}),
+        counter_set(COUNTER_SET1, {"memory": "8Gi"}),
+    )
+]
+
+
+def _counters_only(release: int, error: str | None) -> Case:
+    return Case(
+        features=gates(partitionable_devices=True, release=release),
+        claims=[claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_COUNTERS_ON_NODE1,
+        node=node(NODE2, REGION1),
+        error=error,
+    )
+
+
+def test_shared_counter_slices_follow_their_node_selection_from_137() -> None:
+    """1.36 read every slice with shared counters on every node, so node-2 saw node-1's
+    invalid pool (a node error); 1.37 reads it where its node selection says (nothing fits)."""
+    check_case(_counters_only(36, "invalid resource pools were encountered"))
+    check_case(_counters_only(37, None))
+
+
 # The same configs as 1.36 (v0.36.2) wrote them: every config with its request list, and a claim
 # config once per request it names.
 _V136 = gates(release=36)
@@ -597,6 +628,137 @@ def test_list_typed_attributes(name: str) -> None:
 def test_list_typed_attributes_select_the_experimental_allocator() -> None:
     assert _LISTS.implementation == "experimental"
     assert gates(consumable_capacity=True).implementation == "incubating"
+
+
+# --- fractional capacity ranges (DRAFractionalCapacityRange, beta, off by default) ----------
+# Upstream's consumable_capacity_test.go (useMilli, violatesPolicy, calculateConsumedCapacity).
+# Not ported: its cases for requests past MaxInt64 or the milli-value range, which a later
+# hardening turns into errors that abort the allocation.
+
+_TOO_BIG_FOR_MILLI = "9224372036854776E3"
+
+
+def _range(**bounds: str) -> dict[str, Any]:
+    return {"validRange": bounds}
+
+
+@pytest.mark.parametrize(
+    ("valid_range", "fractional", "milli"),
+    [
+        ({"min": "200m", "max": "1", "step": "100m"}, False, False),  # fractional disabled
+        ({"min": "200m", "max": "1", "step": "100m"}, True, True),  # all fractional
+        ({"min": "1", "max": "3", "step": "1"}, True, True),  # all integer, fits in milli
+        ({"min": _TOO_BIG_FOR_MILLI, "step": "1"}, True, False),  # min overflows milli
+        ({"min": "1", "step": "0"}, True, False),  # step below 1m
+    ],
+)
+def test_use_milli(valid_range: dict[str, str], fractional: bool, milli: bool) -> None:
+    from dradash.dra.allocator.consumable import _scale
+
+    assert (_scale(valid_range, fractional) == 1000) is milli
+
+
+@pytest.mark.parametrize(
+    ("requested", "policy", "fractional", "violates"),
+    [
+        ("1", None, False, False),  # no constraint
+        ("1", {"default": "1", **_range(min="1", max="2")}, False, False),  # less than max
+        ("2", {"default": "1", **_range(min="1", max="1")}, False, True),  # more than max
+        ("1", {"default": "1", "validValues": ["1"]}, False, False),  # in set
+        ("2", {"default": "1", "validValues": ["1"]}, False, True),  # not in set
+        ("300m", {"default": "200m", **_range(min="200m", max="1", step="100m")}, True, False),
+        ("250m", {"default": "200m", **_range(min="200m", max="1", step="100m")}, True, True),
+        (_TOO_BIG_FOR_MILLI, {"default": "1", **_range(min="1", step="1")}, True, True),
+    ],
+)
+def test_violates_policy(
+    requested: str, policy: dict[str, Any] | None, fractional: bool, violates: bool
+) -> None:
+    from dradash.dra.allocator.consumable import violates_policy
+    from dradash.dra.cel.quantity import Quantity
+
+    assert violates_policy(Quantity.parse(requested), policy, fractional) is violates
+
+
+@pytest.mark.parametrize(
+    ("requested", "value", "policy", "fractional", "consumed"),
+    [
+        (None, "1", {}, False, "1"),  # empty
+        (None, "2", {"default": "1", **_range(min="1")}, False, "1"),  # min in range
+        (None, "2", {"default": "1", "validValues": ["1"]}, False, "1"),  # default in set
+        ("2", "2", {"default": "1", **_range(min="1")}, False, "2"),  # more than min
+        ("1", "2", {"default": "1", **_range(min="2")}, False, "2"),  # less than min
+        ("2", "3", {"default": "1", **_range(min="1", step="2")}, False, "3"),  # round up
+        ("2", "2", {"default": "1", **_range(min="1", step="1")}, False, "2"),  # no remaining
+        (
+            "9223372036854775806",
+            "9223372036854775807",
+            {"default": "1", **_range(min="1", step="2")},
+            False,
+            "9223372036854775807",
+        ),  # the maximum safe boundary
+        (
+            "250m",
+            "1",
+            {"default": "200m", **_range(min="200m", max="1", step="100m")},
+            True,
+            "300m",
+        ),
+        (
+            "400m",
+            "1",
+            {"default": "200m", **_range(min="200m", max="1", step="100m")},
+            True,
+            "400m",
+        ),
+        ("2", "3", {"default": "1", "validValues": ["1", "2", "3"]}, False, "2"),  # in set
+        ("2", "3", {"default": "1", "validValues": ["1", "3"]}, False, "3"),  # set: round up
+        ("3", "3", {"default": "1", "validValues": ["1", "2"]}, False, "3"),  # larger than set
+    ],
+)
+def test_consumed_capacity(
+    requested: str | None, value: str, policy: dict[str, Any], fractional: bool, consumed: str
+) -> None:
+    from dradash.dra.allocator.consumable import consumed_capacity
+    from dradash.dra.cel.quantity import Quantity
+
+    got = consumed_capacity(
+        Quantity.parse(requested) if requested else None, Quantity.parse(value), policy, fractional
+    )
+    assert got.compare(Quantity.parse(consumed)) == 0
+
+
+def test_fractional_ranges_allocate_under_the_gate_only() -> None:
+    """A shared device with a range of 0.1 steps from 0.2: a request of 0.25 rounds up to 0.3
+    with the gate; without it, whole units (Quantity.Value(), rounded up) read the range as
+    1..1 in steps of 1, and the request consumes the whole 1."""
+    capacity = {
+        "value": "1",
+        "requestPolicy": {"default": "200m", **_range(min="200m", max="1", step="100m")},
+    }
+    shared = {"name": DEVICE1, "allowMultipleAllocations": True, "capacity": {"cores": capacity}}
+    req = request(REQ0, CLASS_A, 1)
+    req["exactly"]["capacity"] = {"requests": {"cores": "250m"}}
+    base = Case(
+        claims=[claim_with_requests(CLAIM0, None, req)],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, shared)],
+        node=node(NODE1, REGION1),
+    )
+    from dataclasses import replace
+
+    from .test_allocator import run_case
+
+    on, _ = run_case(
+        replace(base, features=gates(consumable_capacity=True, fractional_capacity_range=True))
+    )
+    assert on.allocations is not None
+    (result_,) = on.allocations[0]["devices"]["results"]
+    assert result_["consumedCapacity"] == {"cores": "300m"}
+    off, _ = run_case(replace(base, features=gates(consumable_capacity=True)))
+    assert off.allocations is not None
+    (result_,) = off.allocations[0]["devices"]["results"]
+    assert result_["consumedCapacity"] == {"cores": "1"}
 
 
 # --- DeviceTaintRules in resource.k8s.io/v1 ------------------------------------------------

@@ -1,6 +1,11 @@
 """Consumable capacity: ``consumable_capacity.go`` (CmpRequestOverCapacity,
 calculateConsumedCapacity, violatesPolicy, GetConsumedCapacityFromRequest), and how quantities
-are read from a slice or claim."""
+are read from a slice or claim.
+
+Request policy ranges are computed in whole units (``Quantity.Value()``, rounded up); with
+DRAFractionalCapacityRange (beta in 1.37, ``fractional``) in milli-units when min, max and step
+all are whole milli-values and the step is at least 1m (useMilli), so a range of 0.1 steps
+works."""
 
 from __future__ import annotations
 
@@ -30,7 +35,41 @@ def int_value(q: Quantity) -> int:
     return int(q._value.to_integral_value(rounding=ROUND_UP))  # the exact decimal value
 
 
-def consumed_capacity(requested: Quantity | None, value: Quantity, policy: Any) -> Quantity:
+def milli_value(q: Quantity) -> int:
+    """Quantity.MilliValue(): the value in milli-units, rounded up."""
+    return int((q._value * 1000).to_integral_value(rounding=ROUND_UP))
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _exact_milli(q: Quantity) -> bool:
+    """safeMilliValue: whether the quantity is a whole number of milli-units that an int64
+    holds."""
+    scaled = q._value * 1000
+    return scaled == scaled.to_integral_value() and abs(scaled) <= _INT64_MAX
+
+
+def _scale(valid_range: dict[str, Any], fractional: bool) -> int:
+    """useMilli: 1000 when ranges are computed in milli-units, else 1."""
+    if not fractional:
+        return 1
+    for name in ("min", "max", "step"):
+        if valid_range.get(name) is None:
+            continue
+        q = quantity_of(valid_range.get(name))
+        if q is None or not _exact_milli(q) or (name == "step" and milli_value(q) < 1):
+            return 1
+    return 1000
+
+
+def _units(q: Quantity, scale: int) -> int:
+    return milli_value(q) if scale == 1000 else int_value(q)
+
+
+def consumed_capacity(
+    requested: Quantity | None, value: Quantity, policy: Any, fractional: bool = False
+) -> Quantity:
     """calculateConsumedCapacity (consumable_capacity.go)."""
     policy = mapping(policy)
     if requested is None:  # fillEmptyRequest
@@ -44,11 +83,17 @@ def consumed_capacity(requested: Quantity | None, value: Quantity, policy: Any) 
         if minimum is None or requested.compare(minimum) < 0:
             return minimum or requested
         step = quantity_of(valid_range.get("step")) if valid_range.get("step") else None
-        if step is None or int_value(step) == 0:
+        scale = _scale(valid_range, fractional)
+        if step is None or _units(step, scale) == 0:
             return requested
-        added = int_value(requested) - int_value(minimum)
-        steps = added // int_value(step) + (1 if added % int_value(step) else 0)
-        return Quantity.parse(str(int_value(minimum) + int_value(step) * steps))
+        if scale == 1000 and not _exact_milli(requested):
+            return requested  # not representable in milli-units: the policy check refuses it
+        added = _units(requested, scale) - _units(minimum, scale)
+        steps = added // _units(step, scale) + (1 if added % _units(step, scale) else 0)
+        units = _units(minimum, scale) + _units(step, scale) * steps
+        if scale == 1000:
+            return Quantity.parse(str(units // 1000) if units % 1000 == 0 else f"{units}m")
+        return Quantity.parse(str(units))
     valid_values = policy.get("validValues")
     if valid_values is not None:
         for candidate in items(valid_values):
@@ -58,7 +103,7 @@ def consumed_capacity(requested: Quantity | None, value: Quantity, policy: Any) 
     return requested
 
 
-def violates_policy(requested: Quantity, policy: Any) -> bool:
+def violates_policy(requested: Quantity, policy: Any, fractional: bool = False) -> bool:
     """violatesPolicy."""
     if not isinstance(policy, dict):
         return False
@@ -72,10 +117,13 @@ def violates_policy(requested: Quantity, policy: Any) -> bool:
         if maximum is not None and requested.compare(maximum) > 0:
             return True
         step = quantity_of(valid_range.get("step")) if valid_range.get("step") else None
-        if step is not None and int_value(step):
+        scale = _scale(valid_range, fractional)
+        if step is not None and _units(step, scale):
+            if scale == 1000 and not _exact_milli(requested):
+                return True
             minimum = quantity_of(valid_range.get("min"))
-            base = int_value(minimum) if minimum is not None else 0
-            return (int_value(requested) - base) % int_value(step) != 0
+            base = _units(minimum, scale) if minimum is not None else 0
+            return (_units(requested, scale) - base) % _units(step, scale) != 0
         return False
     values = items(policy.get("validValues"))
     if values:
@@ -97,6 +145,7 @@ def fits_capacity(
     wanted: dict[str, Quantity | None],
     capacity: dict[str, tuple[Quantity, Any]],
     allocating: dict[str, Quantity],
+    fractional: bool = False,
 ) -> bool | None:
     """CmpRequestOverCapacity, given the request's parsed capacity requests and the device's
     capacities; None for its error (a requested capacity the device lacks)."""
@@ -104,15 +153,17 @@ def fits_capacity(
         # Nothing requested or consumed yet: each capacity's default (or whole value) fits
         # unless a policy forbids it.
         return all(
-            not violates_policy(used := consumed_capacity(None, value, policy), policy)
+            not violates_policy(
+                used := consumed_capacity(None, value, policy, fractional), policy, fractional
+            )
             and used.compare(value) <= 0
             for value, policy in capacity.values()
         )
     if any(name not in capacity for name in wanted):
         return None
     for name, (value, policy) in capacity.items():
-        consumed = consumed_capacity(wanted.get(name), value, policy)
-        if violates_policy(consumed, policy):
+        consumed = consumed_capacity(wanted.get(name), value, policy, fractional)
+        if violates_policy(consumed, policy, fractional):
             return False
         total = current[name].add(consumed) if name in current else consumed
         if name in allocating:
@@ -123,10 +174,12 @@ def fits_capacity(
 
 
 def consumed_from_request(
-    wanted: dict[str, Quantity | None], capacity: dict[str, tuple[Quantity, Any]]
+    wanted: dict[str, Quantity | None],
+    capacity: dict[str, tuple[Quantity, Any]],
+    fractional: bool = False,
 ) -> dict[str, Quantity]:
     """GetConsumedCapacityFromRequest."""
     return {
-        name: consumed_capacity(wanted.get(name), value, policy)
+        name: consumed_capacity(wanted.get(name), value, policy, fractional)
         for name, (value, policy) in capacity.items()
     }

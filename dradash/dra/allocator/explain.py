@@ -617,7 +617,11 @@ class _Explainer:
                 d
                 for d in devices
                 if fits_capacity(
-                    held.capacity.get(d.key, {}), spec.wanted, self.allocator.capacities(d), {}
+                    held.capacity.get(d.key, {}),
+                    spec.wanted,
+                    self.allocator.capacities(d),
+                    {},
+                    self.features.fractional_capacity_range,
                 )
             ]
         elif capacity is not None:

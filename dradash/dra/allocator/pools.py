@@ -160,7 +160,9 @@ def _gather(index: SnapshotIndex, node: Node, features: Features) -> list[Gather
         counters = items(spec.get("sharedCounters"))
         if not partitionable and (spec.get("perDeviceNodeSelection") is not None or counters):
             continue
-        relevant = True if counters else slice_reaches(node, s)
+        # Up to 1.36 a slice with shared counters was relevant for every node; from 1.37 its
+        # node selection decides like any slice's (an incomplete pool finds it anyway).
+        relevant = True if counters and features.release < 37 else slice_reaches(node, s)
         if relevant is None:
             continue  # some future, unknown extension
         if relevant:
@@ -203,7 +205,9 @@ def _build_pool(
     all_slices: list[ResourceSlice] | None,
     features: Features,
 ) -> GatheredPool:
-    """buildPool."""
+    """buildPool: the slices reaching the node, and (when the pool is complete only with the
+    others) the slices that do not, whose devices may consume the pool's counters; from 1.37
+    the counter sets may come from those too."""
     slices = sorted(slices, key=lambda s: s.name)
     if not features.partitionable_devices:
         problem = duplicate_device(slices)
@@ -212,18 +216,24 @@ def _build_pool(
         return GatheredPool(*key, slices=slices)
     with_counters = [s for s in slices if items(s.spec.get("sharedCounters"))]
     device_slices = [s for s in slices if not items(s.spec.get("sharedCounters"))]
+    others: list[ResourceSlice] = []
+    if all_slices is not None and len(slices) < len(all_slices):
+        names = {s.name for s in slices}
+        for s in all_slices:
+            if s.name in names:
+                continue
+            if features.release >= 37 and items(s.spec.get("sharedCounters")):
+                with_counters.append(s)
+            else:
+                others.append(s)
     problem = duplicate_device(device_slices)
     if problem:
         return GatheredPool(*key, invalid=True, reason=problem)
     sets, problem = counter_sets(with_counters)
-    problem = problem or consumption_problem(sets, slices)
-    if problem:
-        return GatheredPool(*key, invalid=True, reason=problem)
-    if all_slices is None or len(slices) == len(all_slices):
-        return GatheredPool(*key, slices=device_slices, counter_sets=sets)
-    names = {s.name for s in slices}
-    others = [s for s in all_slices if s.name not in names]
-    problem = consumption_problem(sets, others)
+    problem = problem or consumption_problem(
+        sets, slices if features.release < 37 else device_slices
+    )
+    problem = problem or consumption_problem(sets, others)
     if problem:
         return GatheredPool(*key, invalid=True, reason=problem)
     return GatheredPool(*key, slices=device_slices, other_slices=others, counter_sets=sets)

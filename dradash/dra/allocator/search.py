@@ -508,7 +508,15 @@ class Search:
         current = self.owner.held.capacity.get(candidate.key, {})
         allocating = self.allocating_capacity.get(candidate.key, {})
         capacity = self.owner.capacities(candidate.device)
-        return bool(fits_capacity(current, data.spec.wanted, capacity, allocating))
+        return bool(
+            fits_capacity(
+                current,
+                data.spec.wanted,
+                capacity,
+                allocating,
+                self.features.fractional_capacity_range,
+            )
+        )
 
     # allocateDevice ------------------------------------------------------------------------
 
@@ -559,10 +567,15 @@ class Search:
                 spec.wanted,
                 self.owner.capacities(device),
                 self.allocating_capacity.get(key, {}),
+                features.fractional_capacity_range,
             ):
                 return False, _nothing  # as upstream: nothing rolled back here
             if multi:
-                consumed = consumed_from_request(spec.wanted, self.owner.capacities(device))
+                consumed = consumed_from_request(
+                    spec.wanted,
+                    self.owner.capacities(device),
+                    features.fractional_capacity_range,
+                )
                 result.share_id = self.owner.new_share_id()
                 total = self.allocating_capacity.setdefault(key, {})
                 for name, q in consumed.items():
