@@ -585,7 +585,10 @@ def _lost(request: allocator.RequestExplanation, before: str) -> list[str]:
     for (step, pool, detail), n in sorted(groups.items(), key=lambda kv: order.index(kv[0][0])):
         more = f"{n} more {'is' if n == 1 else 'are'}"
         if step == "request-selectors":
-            phrases.append(f"{more} free but do{'es' if n == 1 else ''} not match its selectors")
+            devices = plural(n, "free device")
+            phrases.append(
+                f"{devices} of its class do{'es' if n == 1 else ''} not match its selectors"
+            )
         elif step == "pools":
             phrases.append(f"{more} free, but in pool {pool}, {_pool_clause(detail)}")
         elif step == "nodes":

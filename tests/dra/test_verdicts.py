@@ -102,7 +102,7 @@ def test_a_selector_that_admits_one_of_four_free_gpus_is_no_matching_devices() -
     assert (d.stage, d.reason) == ("claim-unallocated", "no-matching-devices")
     assert d.summary == (
         "Only 1 device matches request gpu of default/train (class and request selectors); it "
-        "needs 2; 3 more are free but do not match its selectors."
+        "needs 2; 3 free devices of its class do not match its selectors."
     )
     assert d.explanation is not None
     (request_,) = d.explanation.requests
@@ -224,7 +224,7 @@ def test_tainted_devices_with_free_untainted_ones_lost_to_the_selector() -> None
     assert d.summary == (
         "No free device matching request gpu of default/train tolerates the taints on it (it "
         "needs 1): the others carry taints the request does not tolerate (taint "
-        "xid=79:NoSchedule not tolerated); 2 more are free but do not match its selectors."
+        "xid=79:NoSchedule not tolerated); 2 free devices of its class do not match its selectors."
     )
 
 
