@@ -375,11 +375,10 @@ def _store_explanations(snapshot: Snapshot, result: core.Analysis) -> dict[int, 
     by_text: dict[bytes, int] = {}
     out: dict[int, int] = {}
     for key, x in seen.items():
-        full = core.explanation_dict(x)
-        text = orjson.dumps(full)
+        text = orjson.dumps(core.explanation_dict(x))
         if text not in by_text:
             row = Explanation.objects.create(
-                snapshot=snapshot, head=core.explanation_head(full), full=zlib.compress(text, 6)
+                snapshot=snapshot, head=core.explanation_head(x), full=zlib.compress(text, 6)
             )
             by_text[text] = row.pk
         out[key] = by_text[text]

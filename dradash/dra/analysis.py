@@ -216,7 +216,7 @@ def analyse(state: ClusterState) -> Analysis:
             ClaimRecord(
                 claim,
                 verdict,
-                verdict.explanation or explain(state, claim, cache),
+                explain(state, claim, cache),
                 claim_chain_keys(state, claim),
                 claim.class_names,
                 state.claim_drivers(claim),
@@ -254,9 +254,9 @@ def analyse(state: ClusterState) -> Analysis:
 def explain(
     state: ClusterState, claim: ResourceClaim, cache: dict[Any, Explanation] | None = None
 ) -> Explanation:
-    """What the allocator would do with this claim now (for its first Pod, if any)."""
-    pod = next((p for p in claim.pods if not p.node_name), claim.pods[0] if claim.pods else None)
-    return diagnosis.explain_claims(state, [claim], pod, cache)
+    """What the allocator would do with this claim now, on every node its Pod may use (the
+    explain API): with the Pod's other unallocated claims, as the scheduler allocates them."""
+    return diagnosis.explain_claim(state, claim, cache)
 
 
 def _devices(state: ClusterState, inv: inventory.Inventory) -> list[DeviceRecord]:
@@ -314,52 +314,59 @@ def diagnosis_dict(d: Diagnosis) -> dict[str, Any]:
 
 def explanation_dict(x: Explanation) -> dict[str, Any]:
     """The explain API's JSON (DESIGN "REST API")."""
+    return x.as_dict()
+
+
+FAILED_SHOWN = 50  # devices that dropped out, per request, on a page (the API has them all)
+NOT_FIT_SHOWN = 20  # nodes a page names where the claims do not fit (the API has all)
+
+
+def explanation_head(x: Explanation) -> dict[str, Any]:
+    """What a page shows of an explanation: per request its funnel, the step short of what it
+    needs, and the first FAILED_SHOWN devices that dropped out (``failed``, of
+    ``failed_total``); the allocator's answer per node counted by outcome, with the first
+    NOT_FIT_SHOWN nodes where it is not a fit."""
+    outcomes = Counter(n.outcome for n in x.nodes)
+    not_fit = [n.as_dict() for n in x.nodes if n.outcome != "fit"]
     return {
         "allocatable": x.allocatable,
         "error": x.error,
         "node": x.node,
         "reason": x.reason,
+        "claims": list(x.claims),
         "requests": [
             {
                 "name": r.name,
+                "claim": r.claim,
+                "need": r.need,
                 "funnel": [{"step": step, "remaining": n} for step, n in r.funnel],
+                "short_step": r.short_step,
                 "empty_step": r.empty_step,
                 "error": r.error,
                 "node": r.node,
-                "devices": [
+                "failed": [
                     {
-                        "driver": d.driver,
                         "pool": d.pool,
                         "device": d.device,
                         "failed_step": d.failed_step,
                         "detail": d.detail,
                     }
-                    for d in r.devices
+                    for d in failed[:FAILED_SHOWN]
                 ],
-            }
-            for r in x.requests
-        ],
-    }
-
-
-FAILED_SHOWN = 50  # devices that dropped out, per request, on a page (the API has them all)
-
-
-def explanation_head(full: dict[str, Any]) -> dict[str, Any]:
-    """What a page shows of an explanation: per request, the funnel and the first FAILED_SHOWN
-    devices that dropped out (``failed``) with how many did (``failed_total``)."""
-    head = {k: v for k, v in full.items() if k != "requests"}
-    head["requests"] = []
-    for r in full["requests"]:
-        failed = [d for d in r["devices"] if d["failed_step"]]
-        head["requests"].append(
-            {
-                **{k: v for k, v in r.items() if k != "devices"},
-                "failed": failed[:FAILED_SHOWN],
                 "failed_total": len(failed),
             }
-        )
-    return head
+            for r in x.requests
+            for failed in [[d for d in r.devices if d.failed_step]]
+        ],
+        "nodes": {
+            "eligible": x.eligible_nodes,
+            "complete": x.nodes_complete,
+            "outcomes": dict(sorted(outcomes.items())),
+            "not_fit": not_fit[:NOT_FIT_SHOWN],
+            "not_fit_total": len(not_fit),
+        },
+        "allocation": x.allocations,
+    }
 
 
 def pool_dict(info: inventory.PoolInfo) -> dict[str, Any]:
