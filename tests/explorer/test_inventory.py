@@ -203,7 +203,7 @@ def test_inventory_counts_devices_as_the_allocator_would_use_them(
     assert "12 devices in the pools the allocator would use" in html
     assert ">2 allocated</a>" in html and ">4 free</a>" in html and ">2 tainted</a>" in html
     assert ">4 free but in pools the allocator skips</a>" in html
-    assert "The snapshot does not say its Kubernetes version: rules of 1.36" in html
+    assert "The snapshot does not say its Kubernetes version: rules of 1.37" in html
     # Per class: 10 example GPUs: 1 allocated, 3 free, 2 tainted, 4 in skipped pools.
     link = filtered
     for params, count in (
