@@ -11,6 +11,7 @@ from typing import Any
 import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
+from drf_spectacular.utils import OpenApiParameter
 
 from dradash.analysis import models
 from dradash.dra.analysis import attribute_filter_tokens
@@ -158,3 +159,14 @@ class DeviceFilter(django_filters.FilterSet):
     class Meta:
         model = models.DeviceRow
         fields: list[str] = []
+
+
+def openapi_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:
+    """The FilterSet's query parameters, for an API operation that uses it."""
+    out = []
+    for name, f in filterset.base_filters.items():
+        choices = [value for value, _ in getattr(f, "extra", {}).get("choices", []) or []]
+        if isinstance(f, django_filters.OrderingFilter):
+            choices = [p for value, _ in f.extra.get("choices", []) for p in (value,)]
+        out.append(OpenApiParameter(name, str, enum=choices or None, description=f.label or ""))
+    return out

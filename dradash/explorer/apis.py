@@ -7,18 +7,27 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.analysis.apis import AnalysedApi
-from dradash.analysis.filters import DEVICE_STATES, DeviceFilter
+from dradash.analysis.filters import (
+    DEVICE_STATES,
+    ClaimFilter,
+    DeviceFilter,
+    PodFilter,
+    openapi_parameters,
+)
 from dradash.analysis.models import ClaimVerdict
 from dradash.analysis.selectors import (
     Detail,
     claim_detail,
     claim_explanation,
+    claim_verdicts,
     device_rows,
     pod_detail,
+    pod_verdicts,
     pool_rows,
     snapshot_findings,
 )
@@ -109,6 +118,112 @@ class ClaimExplainApi(AnalysedApi):
                 f"No ResourceClaim {namespace}/{name} in snapshot {snapshot_id}"
             ) from None
         return Response(found)
+
+
+class _ListPage(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
+LIMIT_OFFSET = [
+    OpenApiParameter("limit", int, description="rows per page (default 100, at most 1000)"),
+    OpenApiParameter("offset", int, description="rows to skip"),
+]
+
+
+VERDICT_FIELDS = {
+    "namespace": serializers.CharField(),
+    "name": serializers.CharField(),
+    "stage": serializers.CharField(),
+    "reason": serializers.CharField(),
+    "severity": serializers.ChoiceField(choices=["ok", "warning", "error"]),
+    "summary": serializers.CharField(),
+}
+
+
+class _VerdictListApi(AnalysedApi):
+    """A list of Pods or claims, filtered and sorted by the FilterSet its page uses."""
+
+    filterset_class: type[Any]
+    rows: Any  # (snapshot) -> QuerySet
+    fields: tuple[str, ...]
+
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        filterset = self.filterset_class(request.query_params, type(self).rows(snapshot))
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        paginator = _ListPage()
+        page = paginator.paginate_queryset(filterset.qs, request, view=self) or []
+        return paginator.get_paginated_response([self.row(v) for v in page])
+
+    def row(self, verdict: Any) -> dict[str, Any]:
+        out = {name: getattr(verdict, name) for name in (*VERDICT_FIELDS, *self.fields)}
+        return out
+
+
+class PodListApi(_VerdictListApi):
+    """Pods that use DRA, worst stage first: ?q= (name) &namespace= &phase= &node= &stage=
+    &reason= &sort= (name, namespace, stage, reason, phase, node, owner; -column descending)
+    &limit= &offset=, as on the Pods page."""
+
+    filterset_class = PodFilter
+    rows = staticmethod(pod_verdicts)
+    fields = ("phase", "node", "owner", "claims")
+
+    @extend_schema(
+        parameters=[*openapi_parameters(PodFilter), *LIMIT_OFFSET],
+        responses=inline_serializer(
+            "PodVerdict",
+            {
+                **VERDICT_FIELDS,
+                "phase": serializers.CharField(),
+                "node": serializers.CharField(),
+                "owner": serializers.CharField(),
+                "claims": serializers.ListField(child=serializers.CharField()),
+            },
+            many=True,
+        ),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        return super().get(request, snapshot_id)
+
+
+class ClaimListApi(_VerdictListApi):
+    """ResourceClaims, worst stage first: ?q= &namespace= &state= &device_class= &driver=
+    &node= &stage= &reason= &sort= &limit= &offset=, as on the claims page."""
+
+    filterset_class = ClaimFilter
+    rows = staticmethod(claim_verdicts)
+    fields = ("state", "template", "devices", "pods")
+
+    def row(self, verdict: Any) -> dict[str, Any]:
+        return {
+            **super().row(verdict),
+            "classes": verdict.class_list,
+            "drivers": verdict.driver_list,
+            "nodes": verdict.node_list,
+        }
+
+    @extend_schema(
+        parameters=[*openapi_parameters(ClaimFilter), *LIMIT_OFFSET],
+        responses=inline_serializer(
+            "ClaimVerdict",
+            {
+                **VERDICT_FIELDS,
+                "state": serializers.CharField(),
+                "template": serializers.CharField(),
+                "devices": serializers.IntegerField(),
+                "pods": serializers.ListField(child=serializers.CharField()),
+                "classes": serializers.ListField(child=serializers.CharField()),
+                "drivers": serializers.ListField(child=serializers.CharField()),
+                "nodes": serializers.ListField(child=serializers.CharField()),
+            },
+            many=True,
+        ),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        return super().get(request, snapshot_id)
 
 
 class FindingListApi(AnalysedApi):

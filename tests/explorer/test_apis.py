@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from dradash.dra.diagnosis import STAGES
+
 pytestmark = pytest.mark.django_db
 
 
@@ -167,3 +169,24 @@ def test_the_claim_page_counts_the_allocators_answer_per_node(client_logged_in, 
     ).content.decode()
     assert "node the Pod may use" in html
     assert "nofit" in html
+
+
+def test_pod_and_claim_lists_filter_and_sort_as_their_pages_do(api_client, demo) -> None:
+    pk = demo[0].pk
+    data = api_client.get(f"/api/v1/snapshots/{pk}/pods").json()
+    stages = [row["stage"] for row in data["results"]]
+    assert data["count"] == len(stages) == 28 and stages[0] == "pod-pending"
+    assert stages == sorted(stages, key=lambda s: STAGES.index(s))  # worst first
+    stuck = api_client.get(f"/api/v1/snapshots/{pk}/pods?stage=claim-unallocated").json()
+    assert {r["reason"] for r in stuck["results"]} >= {"devices-exhausted", "selector-error"}
+    assert all(r["severity"] == "error" for r in stuck["results"])
+    by_name = api_client.get(f"/api/v1/snapshots/{pk}/pods?sort=-name&limit=3").json()
+    assert [r["name"] for r in by_name["results"]] == sorted(
+        [r["name"] for r in data["results"]], reverse=True
+    )[:3]
+    assert by_name["next"] is not None
+    claims = api_client.get(f"/api/v1/snapshots/{pk}/claims?device_class=gpu.example.com")
+    assert claims.status_code == 200
+    assert all("gpu.example.com" in r["classes"] for r in claims.json()["results"])
+    bad = api_client.get(f"/api/v1/snapshots/{pk}/claims?stage=nonsense")
+    assert bad.status_code == 400
