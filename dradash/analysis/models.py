@@ -53,6 +53,8 @@ class SnapshotAnalysis(models.Model):
     # ObjectBlob ids of its ResourceSlices, DeviceClasses and DeviceTaintRules: all the selector
     # playground reads.
     device_objects = models.JSONField(default=list, blank=True)
+    # The same as the playground evaluates over them (dradash.dra.matching.DeviceIndex bytes).
+    device_index = models.BinaryField(default=bytes, editable=False)
 
     class Meta:
         verbose_name_plural = "snapshot analyses"

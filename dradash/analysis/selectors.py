@@ -36,7 +36,7 @@ HISTORY_SHOWN = 50  # snapshots in an object's stage history
 def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
     """The snapshot's analysis row; one is asked for (and queued) when there is none yet, as
     for snapshots stored before dradash analysed them."""
-    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).first()
+    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).defer("device_index").first()
     if found is None:
         from dradash.analysis.services import analysis_request
 

@@ -38,7 +38,8 @@ from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
-# What the selector playground needs: the devices and the classes, not the Pods and events.
+# The kinds a device's selectors and taints come from (a diff reads them all when a
+# DeviceTaintRule changed).
 DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
 # How often a failed (or lost) analysis is tried again, and after how long (seconds, doubled
 # each time); and how long a queued analysis may wait for a worker before it counts as lost.
@@ -326,6 +327,7 @@ def _store(
         device_objects=sorted(
             blob_id for key, blob_id in blob_ids.items() if key[0] in DEVICE_KINDS
         ),
+        device_index=result.device_index.to_bytes() if result.device_index else b"",
     )
 
 

@@ -198,6 +198,7 @@ class Analysis:
     summary: dict[str, Any]  # summary_dict
     options: dict[str, dict[str, list[str]]]  # filter choices of the pod, claim, device lists
     pool_slices: dict[tuple[str, str], list[ObjectKey]] = field(default_factory=dict)
+    device_index: matching.DeviceIndex | None = None  # what the playground evaluates over
 
 
 def analyse(state: ClusterState) -> Analysis:
@@ -248,6 +249,7 @@ def analyse(state: ClusterState) -> Analysis:
                 key: [s.key for s in (*pool.slices, *pool.stale_slices)]
                 for key, pool in state.pools.items()
             },
+            device_index=matching.DeviceIndex.of(state),
         )
 
 

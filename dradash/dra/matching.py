@@ -8,9 +8,13 @@ at once, for the findings, capacity and inventory.
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from dradash.dra.cel import (
     CelCompileError,
@@ -110,22 +114,137 @@ def device_input(device: Device) -> DeviceInput:
     )
 
 
-DeviceTable = tuple[list[Device], list[DeviceInput], list[str | None]]
+@dataclass(slots=True)
+class IndexedDevice:
+    """A device of a DeviceIndex: what selectors read of it, and where it is."""
+
+    driver: str
+    pool_name: str
+    name: str
+    node_name: str
+    attributes: dict[str, Any]
+    capacity: dict[str, Any]
+    allow_multiple_allocations: bool
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool_name, self.name)
 
 
-def device_table(state: ClusterState) -> DeviceTable:
+@dataclass(slots=True)
+class IndexedClass:
+    name: str
+    selectors: list[str | None]
+
+
+class DeviceIndex:
+    """What selectors need of a snapshot — the devices of current pools, as the allocator sees
+    them, and the DeviceClasses — compact enough to keep with the snapshot's stored analysis and
+    to load in a fraction of the time its ResourceSlices take (the playground evaluates over
+    it). ``matching.evaluate`` takes it where it takes a ClusterState."""
+
+    VERSION = 1
+
+    def __init__(
+        self,
+        devices: list[IndexedDevice],
+        classes: dict[str, IndexedClass],
+        errors: list[str | None],
+    ) -> None:
+        self.devices = devices  # sorted by key
+        self.classes = classes
+        self.errors = errors  # conversion_error of each device
+        self._derived: dict[str, Any] = {}
+
+    @classmethod
+    def of(cls, state: ClusterState) -> DeviceIndex:
+        devices, inputs, errors = device_table(state)
+        return cls(
+            [
+                IndexedDevice(
+                    d.driver,
+                    d.pool_name,
+                    d.name,
+                    d.node_name,
+                    i.attributes,
+                    i.capacity,
+                    i.allow_multiple_allocations,
+                )
+                for d, i in zip(devices, inputs, strict=True)
+            ],
+            {
+                name: IndexedClass(name, list(c.selectors))
+                for name, c in sorted(state.classes.items())
+            },
+            list(errors),
+        )
+
+    def to_bytes(self) -> bytes:
+        rows = [
+            [
+                d.driver,
+                d.pool_name,
+                d.name,
+                d.node_name,
+                d.attributes,
+                d.capacity,
+                d.allow_multiple_allocations,
+                e,
+            ]
+            for d, e in zip(self.devices, self.errors, strict=True)
+        ]
+        classes = {name: c.selectors for name, c in self.classes.items()}
+        body = orjson.dumps({"version": self.VERSION, "devices": rows, "classes": classes})
+        return zlib.compress(body, 6)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> DeviceIndex:
+        with gc_paused():
+            loaded = orjson.loads(zlib.decompress(data))
+            if loaded.get("version") != cls.VERSION:
+                raise ValueError(f"device index version {loaded.get('version')}")
+            devices, errors = [], []
+            for driver, pool, name, node, attributes, capacity, multiple, error in loaded[
+                "devices"
+            ]:
+                devices.append(
+                    IndexedDevice(driver, pool, name, node, attributes, capacity, multiple)
+                )
+                errors.append(error)
+            classes = {
+                name: IndexedClass(name, selectors) for name, selectors in loaded["classes"].items()
+            }
+        return cls(devices, classes, errors)
+
+    def derived(self, key: str, compute: Callable[[DeviceIndex], Any]) -> Any:
+        """compute(self), once, as ClusterState.derived."""
+        if key not in self._derived:
+            self._derived[key] = compute(self)
+        return self._derived[key]
+
+
+DeviceTable = tuple[list[Any], list[DeviceInput], list[str | None]]
+
+
+def device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
     """The devices of current pools, their CEL inputs and conversion errors (built once)."""
-    return state.derived("cel-device-table", _build_device_table)
+    return state.derived("cel-device-table", _build_device_table)  # type: ignore[arg-type]
 
 
-def _build_device_table(state: ClusterState) -> DeviceTable:
+def _build_device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
+    if isinstance(state, DeviceIndex):
+        inputs = [
+            DeviceInput(d.driver, d.attributes, d.capacity, d.allow_multiple_allocations)
+            for d in state.devices
+        ]
+        return state.devices, inputs, state.errors
     devices = sorted(state.devices.values(), key=lambda d: d.key)
     inputs = [device_input(d) for d in devices]
     return devices, inputs, [conversion_error(i) for i in inputs]
 
 
 def evaluate(
-    state: ClusterState,
+    state: ClusterState | DeviceIndex,
     expression: str,
     *,
     device_class: str | None = None,

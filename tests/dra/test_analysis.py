@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.synthetic import generate
 from dradash.demo import cluster as demo
-from dradash.dra import analysis, chain
+from dradash.dra import analysis, chain, matching
 from dradash.dra.inventory import AttributeFilter
 from dradash.dra.kinds import kind_of, object_key
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -132,3 +132,28 @@ def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, ma
     record = analysis.DeviceRecord(dev, "free", False, [])
     tokens = record.attribute_tokens()
     assert any(t in tokens for t in analysis.attribute_filter_tokens(wanted_filter)) is matches
+
+
+EXPRESSIONS = [
+    "device.driver == 'gpu.nvidia.com'",
+    "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H')",
+    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
+    "device.attributes['gpu.example.com'].index == 0",  # no such key on most devices
+    "'gpu.nvidia.com' in device.attributes",
+]
+
+
+@pytest.mark.parametrize("name", ["demo", "demo-later", "synthetic"])
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_the_stored_device_index_gives_the_verdicts_of_the_snapshot(name, expression) -> None:
+    """The playground evaluates over the DeviceIndex the analysis stores, not the slices."""
+    state = _state(CLUSTERS[name])
+    index = matching.DeviceIndex.from_bytes(matching.DeviceIndex.of(state).to_bytes())
+    assert set(index.classes) == set(state.classes)
+    for device_class in [None, *state.classes]:
+        full = matching.evaluate(state, expression, device_class=device_class)
+        stored = matching.evaluate(index, expression, device_class=device_class)
+        assert stored.compile_error == full.compile_error
+        assert [
+            (r.device.key, r.device.node_name, r.state, r.verdict.error) for r in stored.rows
+        ] == [(r.device.key, r.device.node_name, r.state, r.verdict.error) for r in full.rows]
