@@ -225,13 +225,6 @@ def class_claims(snapshot: Snapshot, name: str, limit: int) -> list[ClaimVerdict
     )
 
 
-def class_object(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
-    """The DeviceClass as stored, fetched by key."""
-    from dradash.snapshots.selectors import objects_by_key
-
-    return objects_by_key(snapshot, [("DeviceClass", "", name)]).get(("DeviceClass", "", name))
-
-
 @dataclass
 class DeviceEntry:
     """A device row of one page, with the group headers that start before it."""

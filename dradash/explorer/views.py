@@ -29,7 +29,6 @@ from dradash.analysis.selectors import (
 from dradash.analysis.selectors import (
     claim_verdicts,
     class_claims,
-    class_object,
     device_entries,
     device_rows,
     pod_verdicts,
@@ -166,7 +165,6 @@ def class_detail(
         {
             "snapshot": snapshot,
             "info": info,
-            "spec": (class_object(snapshot, name) or {}).get("spec") or {},
             "claims": class_claims(snapshot, name, CLASS_CLAIMS_SHOWN),
         },
     )
