@@ -257,7 +257,18 @@ def explain(
     state: ClusterState, claim: ResourceClaim, cache: dict[Any, Explanation] | None = None
 ) -> Explanation:
     """What the allocator would do with this claim now, on every node its Pod may use (the
-    explain API): with the Pod's other unallocated claims, as the scheduler allocates them."""
+    explain API): with the Pod's other unallocated claims, as the scheduler allocates them. An
+    allocated claim is not allocated again: its answer is the allocation it has."""
+    if claim.allocated:
+        nodes = state.claim_nodes(claim)
+        return Explanation(
+            allocatable=True,
+            error=None,
+            node=nodes[0] if nodes else None,
+            requests=[],
+            allocations=[claim.allocation] if claim.allocation else [],
+            claims=[claim.ref],
+        )
     return diagnosis.explain_claim(state, claim, cache)
 
 
