@@ -179,10 +179,12 @@ def error_message(exc: BaseException) -> str:
     """
     from kubernetes.config.config_exception import ConfigException
 
+    from dradash.celery import QueueUnavailable
     from dradash.kube.capture import CaptureError
     from dradash.kube.client import KubeError
 
-    if isinstance(exc, (KubeError, CaptureError, ClusterConfigError, CaptureNotPossible)):
+    own = (KubeError, CaptureError, ClusterConfigError, CaptureNotPossible, QueueUnavailable)
+    if isinstance(exc, own):
         text = str(exc)
     elif isinstance(exc, ConfigException):
         text = f"kubeconfig: {exc}"
@@ -242,10 +244,32 @@ def capture_run_create(
                 raise
             return active
         if enqueue:
-            from dradash.clusters.tasks import capture_run
-
-            capture_run.delay_on_commit(run.pk)
+            transaction.on_commit(lambda: capture_run_enqueue(run.pk))
+    if enqueue:
+        run.refresh_from_db()  # failed already if the queue was unavailable (or run, eagerly)
     return run
+
+
+QUEUE_UNAVAILABLE = "the task queue is unavailable"
+
+
+def capture_run_enqueue(run_id: int) -> None:
+    """Hand a queued capture run to a worker; if the broker cannot take it, fail the run at
+    once with that reason, so that people see why and the next request starts a new run
+    instead of joining one that no worker will ever see."""
+    from dradash.celery import QueueUnavailable, enqueue
+    from dradash.clusters.tasks import capture_run
+
+    try:
+        enqueue(capture_run, run_id)
+    except QueueUnavailable as exc:
+        error = error_message(exc)
+        SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.QUEUED).update(
+            status=SnapshotRun.Status.FAILED,
+            error=f"{QUEUE_UNAVAILABLE} ({error}), so the capture could not start; nothing "
+            "was stored. Capture again once it is back.",
+            finished_at=timezone.now(),
+        )
 
 
 def capture_run_execute(run_id: int) -> SnapshotRun | None:
@@ -316,7 +340,10 @@ def _capture_store(
     with stager:
         with cluster_kube(cluster) as kube:
             result = capture(
-                kube, page_size=settings.DRADASH_CAPTURE_PAGE_SIZE, on_objects=stager.add
+                kube,
+                page_size=settings.DRADASH_CAPTURE_PAGE_SIZE,
+                on_objects=stager.add,
+                max_object_bytes=settings.DRADASH_CAPTURE_MAX_OBJECT_BYTES,
             )
         staged = stager.finish()
     with transaction.atomic():
