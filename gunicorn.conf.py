@@ -24,6 +24,8 @@ max_requests_jitter = 100
 accesslog = "-"
 errorlog = "-"
 logger_class = "dradash.logs.GunicornLogger"
+# No control socket: nothing uses it, and instances would share ~/.gunicorn/gunicorn.ctl.
+control_socket_disable = True
 # The worker heartbeat in memory, not on the container's disk.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 

@@ -20,9 +20,11 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-# /share/<token> in any text, also percent-encoded (a ?next= parameter, a Referer).
+# /share/<token> in any text, also percent-encoded (a ?next= parameter, a Referer), up to the
+# next separator (/, %2F, ?, #, &, quotes, whitespace).
 SHARE_TOKEN_IN_TEXT = re.compile(
-    r"(?P<prefix>(?:/|%2F)share(?:/|%2F))(?P<token>[^/\s?#&\"'<>]+)", re.IGNORECASE
+    r"(?P<prefix>(?:/|%2F)share(?:/|%2F))(?P<token>(?:[^/\s?#&\"'<>%]|%(?!2F))+)",
+    re.IGNORECASE,
 )
 REDACTED = "<redacted>"
 
