@@ -492,7 +492,9 @@ class Stack:
         return manage({**self.env, **env}, *args, input=input)
 
     def shell(self, code: str, **env: str) -> str:
-        return self.manage("shell", "-c", code, **env)
+        """Run ``code`` in ``manage.py shell``; the last line it printed."""
+        lines = self.manage("shell", "-c", code, **env).strip().splitlines()
+        return lines[-1] if lines else ""
 
     def query(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self.postgres.connect(autocommit=True) as conn:
