@@ -15,6 +15,7 @@ from rest_framework.parsers import BaseParser
 # Deeper JSON is refused (400): no Kubernetes object comes near it, and code that walks a
 # structure recursively would run out of stack long before orjson's own limit of 1024.
 MAX_JSON_DEPTH = 64
+TOO_DEEP = f"JSON parse error - nested more than {MAX_JSON_DEPTH} levels deep"
 
 
 class JSONParser(BaseParser):
@@ -30,12 +31,12 @@ class JSONParser(BaseParser):
         try:
             parsed = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
+            if "depth" in str(exc):  # orjson's own limit (1024 levels)
+                raise exceptions.ParseError(TOO_DEEP) from None
             raise exceptions.ParseError(f"JSON parse error - {exc}") from None
         depth = json_depth(parsed, limit=MAX_JSON_DEPTH)
         if depth > MAX_JSON_DEPTH:
-            raise exceptions.ParseError(
-                f"JSON parse error - nested more than {MAX_JSON_DEPTH} levels deep"
-            )
+            raise exceptions.ParseError(TOO_DEEP)
         return parsed
 
 
