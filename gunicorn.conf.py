@@ -19,8 +19,8 @@ workers = int(os.environ.get("WEB_CONCURRENCY") or 3)
 timeout = 30
 graceful_timeout = 30
 # Recycle workers now and then, so memory a large request grew is given back.
-max_requests = 1000
-max_requests_jitter = 100
+max_requests = 5000
+max_requests_jitter = 500
 accesslog = "-"
 errorlog = "-"
 logger_class = "dradash.logs.GunicornLogger"
