@@ -105,6 +105,7 @@ class Sample:
     status: int  # 0: no answer (timeout, connection reset)
     seconds: float
     error: str = ""
+    answer: str = ""  # the start of the body
 
 
 @dataclass
@@ -125,7 +126,7 @@ def timed(browser: Browser, endpoint: str, method: str, path: str, **kwargs: Any
     except Exception as exc:  # timeouts, resets: a worker killed mid-request
         return Sample(endpoint, 0, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     error = "" if reply.status < 400 else reply.text[:200]
-    return Sample(endpoint, reply.status, reply.seconds, error)
+    return Sample(endpoint, reply.status, reply.seconds, error, " ".join(reply.text[:300].split()))
 
 
 def ordinary_client(
@@ -271,12 +272,21 @@ def run(profile: str, duration: float, clients: int, expensive: bool = True) -> 
         # their memory before and after compares.
         server = Gunicorn(env, workers=2, logdir=workdir, args=("--max-requests", "0")).start()
         assert server.process is not None
-        # Warm up: each worker loads the snapshot once (a fresh process' first request).
-        warm = Browser(server.url, timeout=60)
-        warm.log_in("load-0", PASSWORD)
-        for _ in range(4):
-            for path in (paths["overview"], paths["pod"]):
-                warm.get(path)
+
+        # Warm up: every worker serves each page (a fresh process' first request loads more),
+        # from several clients at once so that both workers take some.
+        def warm_up(i: int) -> None:
+            browser = Browser(server.url, timeout=60)
+            browser.log_in(f"load-{i}", PASSWORD)
+            for _ in range(3):
+                for path in (paths["overview"], paths["pod"]):
+                    browser.get(path)
+
+        warmers = [threading.Thread(target=warm_up, args=(i,)) for i in range(4)]
+        for thread in warmers:
+            thread.start()
+        for thread in warmers:
+            thread.join()
         before_pids = worker_pids(server.process.pid)
         before = {pid: memory(pid) for pid in before_pids}
 
@@ -314,7 +324,7 @@ def run(profile: str, duration: float, clients: int, expensive: bool = True) -> 
         after = {pid: memory(pid) for pid in after_pids}
         with results.lock:
             ordinary = list(results.ordinary)
-            expensive = list(results.expensive)
+            attacks = list(results.expensive)
         by_endpoint: dict[str, list[Sample]] = defaultdict(list)
         for sample in ordinary:
             by_endpoint[sample.endpoint].append(sample)
@@ -340,9 +350,9 @@ def run(profile: str, duration: float, clients: int, expensive: bool = True) -> 
                     "expression": s.endpoint,
                     "status": s.status,
                     "seconds": round(s.seconds, 2),
-                    "answer": s.error[:160],
+                    "answer": s.error[:160] or s.answer[:160],
                 }
-                for s in expensive
+                for s in attacks
             ],
             "workers": {
                 "before": {str(pid): m for pid, m in before.items()},
