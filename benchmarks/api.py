@@ -30,7 +30,7 @@ def main() -> None:
     from django.test import Client
 
     from benchmarks.playground import SELECTORS
-    from dradash.snapshots.selectors import state_cache
+    from dradash.playground.services import snapshot_devices
 
     with stored_profile(args.profile, keep=args.keep) as stored:
         snapshot = stored.snapshot
@@ -53,7 +53,7 @@ def main() -> None:
             assert response.status_code == 200, response.content[:300]
             return elapsed, response.json()["summary"]
 
-        state_cache.clear()
+        snapshot_devices.clear()
         first_expression = SELECTORS[0][1]
         cold, summary = post(first_expression)
         print(f"{'first request (loads the devices)':40} {cold:6.2f} s  {summary}")

@@ -1,18 +1,16 @@
-"""Time the pure core on a synthetic cluster: parsing stored objects, ClusterState, list rows.
+"""Time the pure core on a synthetic cluster: parsing stored objects, ClusterState, the analysis.
 
     python -m benchmarks.state [--profile large] [--seed N] [--chains N] [--bundle] [--json]
 
 Generates the profile's cluster in memory (``benchmarks.synthetic``), turns every object into its
-own compact JSON text (as the database stores and returns them), then times what loading a
-snapshot and serving its list pages costs: ``json.loads`` of every text (GC paused, as
-``snapshot_state`` does), ``ClusterState.build``, the explorer's claim and Pod rows, summary and
-filter options (cold: first call, which computes and caches; warm: again, only filtering), and
-``pod_chain`` for a sample of Pods, and the diagnosis of every DRA Pod and claim with the
-findings. ``--bundle`` also times writing the whole bundle and
-``parse_bundle`` on it (the import path). Prints an aligned table, or one JSON line with ``--json``.
+own compact JSON text (as the database stores and returns them), then times what the analyse task
+computes: ``json.loads`` of every text (GC paused), ``ClusterState.build``, the diagnosis of every
+DRA Pod and claim, the findings, the whole analysis (``dradash.dra.analysis.analyse``), and
+``pod_chain`` for a sample of Pods (what a Pod's page computes). ``--bundle`` also times writing
+the whole bundle and ``parse_bundle`` on it (the import path). Prints an aligned table, or one
+JSON line with ``--json``.
 
-This is a benchmark, not a test: it asserts nothing. It needs no Django (explorer.selectors and
-the core import none).
+This is a benchmark, not a test: it asserts nothing. It needs no Django (the core imports none).
 """
 
 from __future__ import annotations
@@ -27,19 +25,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from benchmarks.synthetic import PROFILES, bundle_chunks, bundle_info, current_devices, generate
+from dradash.dra.analysis import analyse
 from dradash.dra.bundle import parse_bundle
 from dradash.dra.chain import pod_chain
+from dradash.dra.diagnosis import diagnose_all
+from dradash.dra.findings import find
 from dradash.dra.gc import gc_paused
 from dradash.dra.state import ClusterState, SnapshotMeta
-from dradash.explorer.selectors import (
-    claim_filter_options,
-    claim_rows,
-    pod_filter_options,
-    pod_rows,
-    snapshot_diagnosis,
-    snapshot_findings,
-    snapshot_summary,
-)
 
 T = TypeVar("T")
 
@@ -124,32 +116,15 @@ def run(profile: str, seed: int = 0, chains: int = 50, bundle: bool = False) -> 
     figures["dra_pods"] = len(state.dra_pods)
     figures["state_devices"] = len(state.devices)
 
-    # Diagnosis of every DRA Pod and claim, then the findings (the overview page needs both).
-    verdicts, figures["diagnose_all_s"] = _timed(snapshot_diagnosis, state)
+    # What the analyse task computes once per snapshot: first the diagnosis of every DRA Pod
+    # and claim and the findings alone, then everything (dradash.dra.analysis.analyse).
+    verdicts, figures["diagnose_all_s"] = _timed(diagnose_all, state)
     figures["stuck_pods"] = sum(1 for d in verdicts.pods.values() if d.stuck)
-    found, figures["findings_s"] = _timed(snapshot_findings, state)
+    found, figures["findings_s"] = _timed(find, state)
     figures["findings"] = len(found)
-
-    # Cold: the first call computes and caches the rows; warm: the next one only filters.
-    reads: list[tuple[str, Callable[[], Any]]] = [
-        ("claim_rows", lambda: claim_rows(state, {})),
-        ("pod_rows", lambda: pod_rows(state, {})),
-        ("snapshot_summary", lambda: snapshot_summary(state)),
-        ("filter_options", lambda: (claim_filter_options(state), pod_filter_options(state))),
-    ]
-    for name, read in reads:
-        result, figures[f"{name}_cold_s"] = _timed(read)
-        _, figures[f"{name}_warm_s"] = _timed(read)
-        if isinstance(result, list):
-            figures[f"{name}_rows"] = len(result)
-    namespace = sorted({ns for ns, _ in state.claims})[0]
-    filtered: list[tuple[str, Callable[[], Any]]] = [
-        ("claim_rows_filtered", lambda: claim_rows(state, {"namespace": namespace, "q": "-1"})),
-        ("pod_rows_filtered", lambda: pod_rows(state, {"phase": "Pending", "q": "-1"})),
-    ]
-    for name, read in filtered:
-        result, figures[f"{name}_s"] = _timed(read)
-        figures[f"{name}_rows"] = len(result)
+    result, figures["analyse_s"] = _timed(analyse, ClusterState.build(loaded, meta))
+    figures["analysed_devices"] = len(result.devices)
+    figures["explanations"] = len({id(c.explanation) for c in result.claims})
 
     pods = sorted(state.dra_pods, key=lambda p: (p.namespace, p.name))
     step = max(1, len(pods) // max(1, chains))
@@ -199,17 +174,12 @@ def table(f: dict[str, Any]) -> str:
         ),
         ("findings", ms("findings_s"), f"{f['findings']:,} findings"),
     ]
-    for name in ("claim_rows", "pod_rows", "snapshot_summary", "filter_options"):
-        count = f.get(f"{name}_rows")
-        rows.append((f"{name} cold", ms(f"{name}_cold_s"), f"{count:,} rows" if count else ""))
-        rows.append((f"{name} warm", ms(f"{name}_warm_s"), ""))
     rows += [
         (
-            "claim_rows namespace+q",
-            ms("claim_rows_filtered_s"),
-            f"{f['claim_rows_filtered_rows']:,} rows",
+            "analyse (everything, fresh state)",
+            ms("analyse_s"),
+            f"{f['analysed_devices']:,} devices, {f['explanations']:,} distinct explanations",
         ),
-        ("pod_rows phase+q", ms("pod_rows_filtered_s"), f"{f['pod_rows_filtered_rows']:,} rows"),
         (
             f"pod_chain × {f['pod_chain_pods']}",
             ms("pod_chain_s"),

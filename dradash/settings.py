@@ -83,6 +83,8 @@ INSTALLED_APPS = [
     "dradash.accounts",
     "dradash.clusters",
     "dradash.snapshots",
+    "dradash.analysis",
+    "dradash.ui",
     "dradash.explorer",
     "dradash.playground",
     "dradash.compare",
@@ -245,6 +247,8 @@ for _origin in CSRF_TRUSTED_ORIGINS:
 
 # Bundles: the largest file import_bundle and the upload form accept.
 DRADASH_BUNDLE_MAX_BYTES = envint("DRADASH_BUNDLE_MAX_BYTES", 256 * 1024 * 1024)
+# The largest upload request (all its files together), refused with 413 before it is read.
+DRADASH_UPLOAD_MAX_BYTES = envint("DRADASH_UPLOAD_MAX_BYTES", 512 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Parsed snapshots kept in memory per process (snapshots never change once stored).
@@ -354,6 +358,16 @@ CELERY_BEAT_SCHEDULE = {
     },
     "capture-runs-reap": {
         "task": "dradash.clusters.tasks.capture_runs_reap",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+    "analyses-reap": {
+        "task": "dradash.analysis.tasks.analyses_reap",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+    "upload-runs-reap": {
+        "task": "dradash.snapshots.tasks.upload_runs_reap",
         "schedule": 60.0,
         "options": {"expires": 55},
     },

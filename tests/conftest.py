@@ -35,13 +35,24 @@ def django_db_setup(_require_postgresql: None, django_db_setup: None) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _clear_state_cache() -> Iterator[None]:
-    """Parsed snapshots are cached per process by id, and test databases reuse ids."""
-    from dradash.snapshots.selectors import state_cache
+def _clear_snapshot_caches() -> Iterator[None]:
+    """Snapshot members and playground devices are cached per process by snapshot id, and test
+    databases reuse ids."""
+    from dradash.playground.services import snapshot_devices
+    from dradash.snapshots.selectors import snapshot_members
 
-    state_cache.clear()
+    for cache in (snapshot_members, snapshot_devices):
+        cache.clear()
     yield
-    state_cache.clear()
+    for cache in (snapshot_members, snapshot_devices):
+        cache.clear()
+
+
+@pytest.fixture
+def analysed(django_capture_on_commit_callbacks: Any) -> Any:
+    """``with analysed(): …`` runs the analyse tasks that storing snapshots queued (on commit,
+    which a test's transaction never reaches) when the block ends."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
 @pytest.fixture
@@ -67,11 +78,13 @@ def api_client(user: Any) -> APIClient:
 
 
 @pytest.fixture
-def demo(db: None) -> list[Any]:
-    """The demo cluster's two snapshots (see dradash.demo.cluster), earlier one first."""
+def demo(db: None, analysed: Any) -> list[Any]:
+    """The demo cluster's two snapshots (see dradash.demo.cluster), earlier one first,
+    analysed."""
     from dradash.snapshots.services import demo_load
 
-    return demo_load()
+    with analysed():
+        return demo_load()
 
 
 @pytest.fixture

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import F, OuterRef, Q, Subquery
 from django.urls import NoReverseMatch, reverse
 
+from dradash.analysis.models import PodVerdict, PoolRow, SnapshotAnalysis
 from dradash.dra.diff import KIND_ORDER, KindDiff, SnapshotDiff, diff
-from dradash.explorer.selectors import snapshot_diagnosis
+from dradash.dra.nodes import selector_node_names
+from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
-from dradash.snapshots.selectors import snapshot_state
+from dradash.snapshots.selectors import (
+    blob_ids_by_key,
+    objects_by_ids,
+    partial_state,
+    snapshot_members,
+)
 
 LIST_LIMIT = 200  # items shown per list (DRA change group, added/removed/changed of a kind)
 OVERVIEW_LIMIT = 50  # the same without a kind filter, when every kind is on one page
@@ -35,16 +43,81 @@ def previous_snapshot_id(snapshot: Snapshot) -> int | None:
 
 
 def snapshot_diff(before: Snapshot, after: Snapshot) -> SnapshotDiff:
-    """The diff of two snapshots with diagnosis stages (computed once per pair of parsed states:
-    it is kept with the later one's state)."""
-    old = snapshot_state(before)
-    new = snapshot_state(after)
-    return new.derived(
-        f"diff-from:{before.pk}",
-        lambda s: diff(
-            old, s, before_diagnosis=snapshot_diagnosis(old), after_diagnosis=snapshot_diagnosis(s)
-        ),
+    """The diff of two snapshots of one cluster, loading only the stored objects that differ
+    (a snapshot lists its objects' blob ids, and equal objects share a blob) and those the DRA
+    sentences about them read; Pod stages come from the stored analyses."""
+    mine, theirs = snapshot_members.get(before), snapshot_members.get(after)
+    old_objects = objects_by_ids(mine - theirs)
+    new_objects = objects_by_ids(theirs - mine)
+    old = partial_state(before, old_objects)
+    new = partial_state(after, new_objects)
+    context = _context(before, old) | _context(after, new)
+    if context:  # unchanged objects the sentences read: the same on both sides
+        old = partial_state(before, [*old_objects, *objects_by_ids(context & mine)])
+        new = partial_state(after, [*new_objects, *objects_by_ids(context & theirs)])
+    return diff(
+        old,
+        new,
+        before_diagnosis=_verdicts(before, after),
+        after_diagnosis=_verdicts(after, before),
+        totals=(_totals(before), _totals(after)),
     )
+
+
+def _context(snapshot: Snapshot, changed: ClusterState) -> set[int]:
+    """Blob ids of what the sentences about the changed objects read: every slice of a pool a
+    changed slice or a changed claim's device is in (all of them when a DeviceTaintRule
+    changed: it may select any device), and the nodes changed claims are pinned to."""
+    if changed.taint_rules:
+        analysis = SnapshotAnalysis.objects.filter(pk=snapshot.pk).first()
+        return set(analysis.device_objects) if analysis else set()
+    pools = {(s.driver, s.pool_name) for s in changed.slices.values()}
+    pools |= {(r.driver, r.pool) for c in changed.claims.values() for r in c.results}
+    ids: set[int] = set()
+    if pools:
+        rows = PoolRow.objects.filter(snapshot=snapshot).filter(
+            Q(*[Q(driver=d, pool=p) for d, p in pools], _connector=Q.OR)
+        )
+        for slices in rows.values_list("slices", flat=True):
+            ids.update(slices)
+    nodes = set()
+    for claim in changed.claims.values():
+        if claim.allocation_node_selector is not None:
+            nodes |= set(selector_node_names(claim.allocation_node_selector) or ())
+    if nodes:
+        ids |= set(blob_ids_by_key(snapshot, [("Node", "", n) for n in nodes]).values())
+    return ids
+
+
+def _verdicts(snapshot: Snapshot, other: Snapshot) -> Any:
+    """The stored verdicts of the snapshot's Pods that the diff speaks of: those the other
+    snapshot lacks (added or removed) and those whose stage differs there."""
+    rows = (
+        PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True)
+        .annotate(
+            other_stage=Subquery(
+                PodVerdict.objects.filter(
+                    snapshot=other, namespace=OuterRef("namespace"), name=OuterRef("name")
+                ).values("stage")[:1]
+            )
+        )
+        .filter(Q(other_stage__isnull=True) | ~Q(other_stage=F("stage")))
+    )
+    pods = {
+        (namespace, name): SimpleNamespace(stage=stage, reason=reason, summary=summary)
+        for namespace, name, stage, reason, summary in rows.values_list(
+            "namespace", "name", "stage", "reason", "summary"
+        )
+    }
+    return SimpleNamespace(pods=pods)
+
+
+def _totals(snapshot: Snapshot) -> dict[str, int]:
+    return {
+        kind: int(info.get("count") or 0)
+        for kind, info in (snapshot.kinds or {}).items()
+        if isinstance(info, dict)
+    }
 
 
 @dataclass

@@ -6,16 +6,21 @@ Parsing is all-or-nothing: any problem raises BundleError naming the file and th
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import io
 import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
+import orjson
 import yaml
 
+from dradash.dra import validation
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import (
     REFUSED_KINDS,
@@ -24,6 +29,8 @@ from dradash.dra.kinds import (
     kind_of,
     object_key,
 )
+from dradash.dra.redact import redact
+from dradash.dra.words import plural
 
 INFO_API_VERSION = "dradash.io/v1"
 INFO_KIND = "SnapshotInfo"
@@ -67,18 +74,42 @@ class Bundle:
     info_file: str = ""  # the file the SnapshotInfo came from, "" when absent
     _origin: dict[ObjectKey, str] = field(default_factory=dict, repr=False)
     _ignored_seen: set[tuple[str, ...]] = field(default_factory=set, repr=False)
+    _sink: Callable[[ObjectKey, dict[str, Any]], None] | None = field(default=None, repr=False)
+    _fingerprints: dict[ObjectKey, bytes] = field(default_factory=dict, repr=False)
+    _validate: bool = field(default=True, repr=False)
 
 
-def parse_bundle(files: Iterable[tuple[str, bytes]], *, max_bytes: int) -> Bundle:
-    """Parse several files into one bundle. Raises BundleError."""
+# What a file may be: its bytes, or a binary file object read from its current position (an
+# upload in the database, a file on disk) that is then parsed without reading it whole.
+Source = bytes | BinaryIO
+# JSON files larger than this are parsed as a stream, one List item at a time, so that memory
+# does not grow with the file; smaller ones (and all YAML) are read whole.
+STREAM_OVER = 1_000_000
+ObjectSink = Callable[[ObjectKey, dict[str, Any]], None]
+
+
+def parse_bundle(
+    files: Iterable[tuple[str, Source]],
+    *,
+    max_bytes: int,
+    on_object: ObjectSink | None = None,
+    stream_over: int = STREAM_OVER,
+    validate: bool = True,
+) -> Bundle:
+    """Parse several files into one bundle. Raises BundleError.
+
+    With ``on_object``, each object is handed to it once (its first occurrence) instead of being
+    kept in ``Bundle.objects``: the caller stores it and lets it go, so that a large bundle is
+    never all in memory. Objects that occur again are compared by a fingerprint.
+    ``validate=False`` skips dradash.dra.validation: only to reproduce snapshots that versions
+    before it stored (tests of how pages escape what such snapshots may hold).
+    """
     bundle = Bundle()
+    bundle._sink = on_object
+    bundle._validate = validate
     info_from = ""
-    for filename, data in files:
-        if len(data) > max_bytes:
-            raise BundleError(
-                filename, f"file is {len(data):,} bytes, over the limit of {max_bytes:,} bytes"
-            )
-        for where, obj in _objects(filename, data):
+    for filename, source in files:
+        for where, obj in _file_objects(filename, source, max_bytes, stream_over):
             if _is_info(obj):
                 spec = _check_info(filename, where, obj)
                 if info_from and spec != bundle.info:
@@ -91,6 +122,42 @@ def parse_bundle(files: Iterable[tuple[str, bytes]], *, max_bytes: int) -> Bundl
                 continue
             _add(bundle, filename, where, obj)
     return bundle
+
+
+def _file_objects(
+    filename: str, source: Source, max_bytes: int, stream_over: int
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(source, bytes | bytearray | memoryview):
+        data = bytes(source)
+        _check_size(filename, len(data), max_bytes)
+        if len(data) <= stream_over or not _looks_like_json(data[:65536]):
+            return _objects(filename, data)
+        source = io.BytesIO(data)
+        del data
+    head = source.read(stream_over + 1)
+    if len(head) <= stream_over:  # the whole file, and a small one
+        _check_size(filename, len(head), max_bytes)
+        return _objects(filename, head)
+    if not _looks_like_json(head[:65536]):
+        rest = source.read(max_bytes + 1 - len(head))
+        _check_size(filename, len(head) + len(rest), max_bytes)
+        return _objects(filename, head + rest)
+    return _JsonStream(filename, head, source, max_bytes).objects()
+
+
+def _check_size(filename: str, size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        raise BundleError(
+            filename, f"file is {size:,} bytes, over the limit of {max_bytes:,} bytes"
+        )
+
+
+def _looks_like_json(head: bytes) -> bool:
+    """Whether the text after leading # comment lines starts like JSON ("{" or "[")."""
+    text = head.decode("utf-8-sig", errors="replace")
+    while text.lstrip().startswith("#"):
+        text = text.lstrip().partition("\n")[2]
+    return text.lstrip()[:1] in ("{", "[")
 
 
 def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None:
@@ -116,16 +183,44 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
         if obj.get(part) is not None and not isinstance(obj[part], dict):
             raise BundleError(filename, f"{where}: {kind_name} {name}: {part} is not a mapping")
     key = object_key(kind, obj)
-    previous = bundle.objects.get(key)
-    if previous is not None and previous != obj:
+    redact(obj)  # before comparing: a copy that differs only in managedFields is the same
+    if bundle._validate and (refused := validation.problems(obj)):
+        path, problem = refused[0]
+        namespace = f"{key[1]}/" if key[1] else ""
+        more = f" (and {plural(len(refused) - 1, 'more problem')})" if len(refused) > 1 else ""
+        raise BundleError(
+            filename,
+            f"{where}: {obj['apiVersion']} {kind_name} {namespace}{_shown(name)[:100]} is "
+            f"invalid, and the API server would refuse it: {path}: {problem}{more}",
+        )
+    if bundle._sink is None:
+        previous = bundle.objects.get(key)
+        differs = previous is not None and previous != obj
+    else:
+        print_ = _fingerprint(obj)
+        differs = bundle._fingerprints.setdefault(key, print_) != print_
+        previous = obj if key in bundle._origin else None
+    if differs:
         namespace = f"{key[1]}/" if key[1] else ""
         raise BundleError(
             filename,
             f"{where}: {kind_name} {namespace}{name} differs from the one in "
             f"{bundle._origin[key]}; a bundle holds each object once",
         )
-    bundle.objects[key] = obj
+    if bundle._sink is None:
+        bundle.objects[key] = obj
+    elif previous is None:
+        bundle._sink(key, obj)
     bundle._origin.setdefault(key, filename)
+
+
+def _fingerprint(obj: dict[str, Any]) -> bytes:
+    """A digest equal for equal objects, whatever the order of their keys."""
+    try:
+        text = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # integers beyond 64 bits
+        text = json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(text).digest()
 
 
 def _is_info(obj: dict[str, Any]) -> bool:
@@ -352,7 +447,10 @@ def _check_yaml_events(filename: str, text: str) -> None:
             )
 
 
-def _expand(filename: str, where: str, item: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+def _expand(
+    filename: str, where: str, item: Any, start: int = 1
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The objects of one item: itself, or those of a List (numbered from ``start``)."""
     if not isinstance(item, dict):
         raise BundleError(
             filename, f"{where} is not a Kubernetes object (a {_type_name(item)}, not a mapping)"
@@ -362,7 +460,7 @@ def _expand(filename: str, where: str, item: Any) -> Iterator[tuple[str, dict[st
         # kubectl prints "List"; the API server prints typed lists ("ResourceSliceList")
         # whose items carry no kind or apiVersion of their own.
         item_kind = kind[: -len("List")]
-        for position, sub in enumerate(item["items"], start=1):
+        for position, sub in enumerate(item["items"], start=start):
             sub_where = f"{where}, {kind} item {position}"
             if isinstance(sub, dict) and item_kind and "kind" not in sub:
                 sub = {"apiVersion": item.get("apiVersion"), "kind": item_kind, **sub}
@@ -541,6 +639,216 @@ def _type_name(value: Any) -> str:
     return {str: "string", int: "number", float: "number", bool: "boolean", list: "list"}.get(
         type(value), type(value).__name__
     )
+
+
+# --- reading large JSON as a stream -------------------------------------------------------
+
+_WS = re.compile(r"[ \t\n\r]*")
+_CHUNK = 1 << 20
+
+
+class _JsonStream:
+    """One JSON file read a window at a time: a List's items (or an array's) are decoded one by
+    one with the json module's own decoder, so that memory holds one item, not the file.
+
+    Accepts what _documents accepts as JSON (after leading # comment lines): an object, a List
+    or typed list, or an array. Errors name the line and column in the whole file.
+    """
+
+    def __init__(self, filename: str, head: bytes, rest: BinaryIO, max_bytes: int) -> None:
+        self.filename = filename
+        self.rest = rest
+        self.max_bytes = max_bytes
+        self.read_bytes = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.line = 1  # line of buf[0] in the file
+        self.column = 0  # characters before buf[0] on that line
+        self.out_of_range: list[str] = []
+        self.json = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=self._number)
+        self._feed(head)
+
+    def _number(self, literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            self.out_of_range.append(literal)
+        return value
+
+    def _feed(self, data: bytes) -> None:
+        self.read_bytes += len(data)
+        _check_size(self.filename, self.read_bytes, self.max_bytes)
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            at = self.read_bytes - len(data) + exc.start
+            raise BundleError(self.filename, f"not UTF-8 text (byte {at})") from None
+        if self.pos:  # drop what was read, counting its lines
+            done = self.buf[: self.pos]
+            newlines = done.count("\n")
+            if newlines:
+                self.line += newlines
+                self.column = len(done) - done.rindex("\n") - 1
+            else:
+                self.column += len(done)
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
+        self.buf += text
+        if not data:
+            self.eof = True
+
+    def _more(self, size: int = _CHUNK) -> bool:
+        if self.eof:
+            return False
+        self._feed(self.rest.read(size))
+        return True
+
+    def _skip(self) -> str:
+        """Skip white space (and # comment lines before the document); the next character."""
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return ""
+
+    def _error(self, exc: json.JSONDecodeError) -> BundleError:
+        truncated = self.eof and (
+            exc.pos >= len(self.buf.rstrip()) or exc.msg.startswith("Unterminated string")
+        )
+        line = self.line + exc.lineno - 1
+        column = exc.colno + (self.column if exc.lineno == 1 else 0)
+        return BundleError(
+            self.filename,
+            f"{'truncated' if truncated else 'invalid'} JSON: {exc.msg} "
+            f"at line {line} column {column}",
+        )
+
+    def _value(self, where: str) -> Any:
+        """Decode the value at the current position, reading more until it is whole."""
+        size = _CHUNK
+        while True:
+            self._skip()
+            start = self.pos
+            del self.out_of_range[:]
+            try:
+                value, end = self.json.raw_decode(self.buf, start)
+            except json.JSONDecodeError as exc:
+                if self._more(size):
+                    size *= 2
+                    continue
+                raise self._error(exc) from None
+            except RecursionError:
+                raise BundleError(self.filename, "JSON is nested too deeply") from None
+            except ValueError as exc:
+                if exc.args and exc.args[0] in _JSON_CONSTANTS:
+                    number = float(exc.args[0])
+                    raise BundleError(
+                        self.filename, f"has a number JSON cannot hold ({number})"
+                    ) from None
+                raise BundleError(self.filename, f"invalid JSON: {_value_problem(exc)}") from None
+            cut = end == len(self.buf) and not isinstance(value, dict | list)
+            if cut and self._more(size):  # a number or literal that may go on in the next chunk
+                continue
+            surrogates = _SURROGATE_ESCAPE.search(self.buf, start, end) is not None
+            self.pos = end
+            if self.out_of_range or surrogates:
+                _check_plain(self.filename, where, value, surrogates=surrogates)
+            return value
+
+    def _expect(self, chars: str) -> str:
+        char = self._skip()
+        if char and char in chars:
+            self.pos += 1
+            return char
+        message = "Expecting value" if chars == "{[" else f"Expecting {chars[0]!r} delimiter"
+        raise self._error(json.JSONDecodeError(message, self.buf, self.pos))
+
+    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        where = "document 1"
+        while self._skip() == "#":  # leading comment lines
+            while "\n" not in self.buf[self.pos :] and self._more():
+                pass
+            newline = self.buf.find("\n", self.pos)
+            self.pos = len(self.buf) if newline < 0 else newline + 1
+        opening = self._expect("{[")
+        if opening == "[":
+            position = 0
+            if self._skip() == "]":
+                self.pos += 1
+            else:
+                while True:
+                    position += 1
+                    item = self._value(where)
+                    yield from _expand(self.filename, f"{where}, item {position}", item)
+                    if self._expect(",]") == "]":
+                        break
+        else:
+            yield from self._object(where)
+        if self._skip():
+            exc = json.JSONDecodeError("Extra data", self.buf, self.pos)
+            raise self._error(exc)
+
+    def _object(self, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """A top-level object; its items, when it is a List, one at a time."""
+        head: dict[str, Any] = {}
+        streamed = 0
+        waiting: list[dict[str, Any]] = []  # items without a kind, before the list's kind
+        if self._skip() == "}":
+            self.pos += 1
+        else:
+            while True:
+                key = self._value(where)
+                if not isinstance(key, str):
+                    raise self._error(
+                        json.JSONDecodeError(
+                            "Expecting property name enclosed in double quotes", self.buf, self.pos
+                        )
+                    )
+                self._expect(":")
+                if key == "items" and self._skip() == "[" and "items" not in head:
+                    self.pos += 1
+                    if self._skip() == "]":
+                        self.pos += 1
+                        head["items"] = []
+                    else:
+                        while True:
+                            streamed += 1
+                            item = self._value(where)
+                            if isinstance(item, dict) and "kind" not in item:
+                                if not isinstance(head.get("kind"), str):
+                                    waiting.append(item)
+                                else:
+                                    yield from self._item(head, streamed, item)
+                            else:
+                                yield from self._item(head, streamed, item)
+                            if self._expect(",]") == "]":
+                                break
+                        head["items"] = None  # streamed
+                else:
+                    head[key] = self._value(where)
+                if self._expect(",}") == "}":
+                    break
+        if head.get("items") is None and "items" in head:
+            kind = head.get("kind")
+            if not (isinstance(kind, str) and kind.endswith("List")):
+                raise BundleError(
+                    self.filename,
+                    f"{where} has items but is a {_shown(str(kind))[:100]}, not a List",
+                )
+            for position, item in enumerate(waiting, start=streamed - len(waiting) + 1):
+                yield from self._item(head, position, item)
+            return
+        yield from _expand(self.filename, where, head)
+
+    def _item(
+        self, head: dict[str, Any], position: int, item: Any
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        kind = head.get("kind") if isinstance(head.get("kind"), str) else "List"
+        yield from _expand(
+            self.filename, "document 1", {**head, "kind": kind, "items": [item]}, position
+        )
 
 
 # --- writing -----------------------------------------------------------------------------

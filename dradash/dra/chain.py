@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dradash.dra.fields import dig, mapping, mappings, text
+from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import (
     AllocationResult,
     Device,
@@ -17,8 +18,10 @@ from dradash.dra.objects import (
     Node,
     Pod,
     PodClaimRef,
+    Resource,
     ResourceClaim,
     ResourceClaimTemplate,
+    ResourceSlice,
 )
 from dradash.dra.state import ClusterState
 
@@ -125,7 +128,6 @@ def template_summary(state: ClusterState, template: ResourceClaimTemplate) -> di
     return {
         "namespace": template.namespace,
         "name": template.name,
-        "claims": [c.name for c in template.claims],
         "requests": requests(state, template.requests),
         "constraints": template.constraints,
     }
@@ -306,3 +308,117 @@ def _owner(pod: Pod) -> dict[str, str] | None:
 def _owner_ref_name(claim: ResourceClaim) -> str | None:
     owner = claim.controller_owner("Pod")
     return text(owner.get("name")) if owner else None
+
+
+# --- what a chain reads ----------------------------------------------------------------------
+
+
+def pod_chain_keys(state: ClusterState, pod: Pod) -> list[ObjectKey]:
+    """The keys of every object ``pod_chain`` reads: a ClusterState built from only these
+    objects gives the Pod the same chain as the whole snapshot (see ChainKeys)."""
+    keys = _ChainKeys(state)
+    keys.pod(pod)
+    return keys.sorted()
+
+
+def claim_chain_keys(state: ClusterState, claim: ResourceClaim) -> list[ObjectKey]:
+    """The same for ``claim_chain`` of a claim (its page also lists the Pods using it)."""
+    keys = _ChainKeys(state)
+    keys.claim(claim)
+    return keys.sorted()
+
+
+class _ChainKeys:
+    """Collects the objects a chain reads, and what those need to relate to each other as they
+    do in the whole snapshot: every slice of a pool (its generation and completeness), every
+    slice that reaches a node shown, the Pods and claims a claim or device names, events."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.keys: set[ObjectKey] = {("DeviceTaintRule", "", name) for name in state.taint_rules}
+        self._pools: set[tuple[str, str]] = set()
+        self._nodes: set[str] = set()
+        self._claims: set[tuple[str, str]] = set()
+        self._slices_by_pool: dict[tuple[str, str], list[ResourceSlice]] | None = None
+
+    def sorted(self) -> list[ObjectKey]:
+        return sorted(self.keys)
+
+    def add(self, obj: Resource) -> None:
+        self.keys.add(obj.key)
+        for event in obj.events:
+            self.keys.add(event.key)
+
+    def pod(self, pod: Pod) -> None:
+        self.add(pod)
+        if pod.node is not None:
+            self.node(pod.node)
+        for ref in pod.claim_refs:
+            if ref.template is not None:
+                self.template(ref.template)
+            if ref.claim is not None:
+                self.claim(ref.claim)
+
+    def template(self, template: ResourceClaimTemplate) -> None:
+        self.add(template)
+        self.classes(template.requests)
+
+    def claim(self, claim: ResourceClaim) -> None:
+        if claim.key[1:] in self._claims:
+            return
+        self._claims.add(claim.key[1:])
+        self.add(claim)
+        self.classes(claim.requests)
+        if claim.template is not None:
+            self.template(claim.template)
+        # Pods that use it, own it or hold a reservation: with their claim references, so that
+        # those resolve (and link to this claim) as in the whole snapshot.
+        related = [*claim.pods, *(c.pod for c in claim.consumers if c.pod is not None)]
+        if claim.owner_pod is not None:
+            related.append(claim.owner_pod)
+        for pod in related:
+            self.keys.add(pod.key)
+            for ref in pod.claim_refs:
+                if ref.template is not None:
+                    self.keys.add(ref.template.key)
+                if ref.claim is not None:
+                    self.keys.add(ref.claim.key)
+                    if ref.claim.owner_pod is not None:
+                        self.keys.add(ref.claim.owner_pod.key)
+        for name in self.state.allocation_nodes(claim) or []:
+            self.keys.add(("Node", "", name))
+        for result in claim.results:
+            if result.device is not None:
+                self.device(result.device)
+
+    def device(self, device: Device) -> None:
+        self.pool(device.slice.driver, device.slice.pool_name)
+        for allocation in device.allocations:  # "other allocations" of the device
+            self.keys.add(allocation.claim.key)
+        if device.node_name and (node := self.state.nodes.get(device.node_name)):
+            self.node(node)
+
+    def node(self, node: Node) -> None:
+        if node.name in self._nodes:
+            return
+        self._nodes.add(node.name)
+        self.keys.add(node.key)
+        for s in node.slices:
+            self.pool(s.driver, s.pool_name)
+
+    def pool(self, driver: str, name: str) -> None:
+        if (driver, name) in self._pools:
+            return
+        self._pools.add((driver, name))
+        if self._slices_by_pool is None:
+            self._slices_by_pool = {}
+            for s in self.state.slices.values():
+                self._slices_by_pool.setdefault((s.driver, s.pool_name), []).append(s)
+        for s in self._slices_by_pool.get((driver, name), []):
+            self.keys.add(s.key)
+
+    def classes(self, reqs: list[Any]) -> None:
+        for r in reqs:
+            for _, spec in r.alternatives:
+                if spec.device_class_name in self.state.classes:
+                    self.keys.add(("DeviceClass", "", spec.device_class_name))

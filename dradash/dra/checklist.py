@@ -7,11 +7,12 @@ findings; several items are those findings seen as a checklist, the others are j
 the state's objects.
 
 ``unknown`` means the snapshot cannot tell: it lacks the served API versions, or a kind the item
-needs could not be read. ``state.meta.kinds`` is the per-kind capture status as stored with a
-snapshot (``{"Job": {"status": "forbidden", …}}``, see dradash.dra.bundle.KIND_STATUSES); without
-it, only what the objects themselves show counts (a Pod owned by a Job the snapshot lacks means Jobs
-were not captured). A failure the snapshot does show is reported even when other kinds are
-missing.
+rests on is unproven (``SnapshotMeta.unproven``: it could not be read, or an imported bundle has
+none of it). ``state.meta.kinds`` is the per-kind capture status as stored with a snapshot
+(``{"Job": {"status": "forbidden", …}}``, see dradash.dra.bundle.KIND_STATUSES); without it, only
+what the objects themselves show counts (a Pod owned by a Job the snapshot lacks means Jobs were
+not captured). A failure the snapshot does show is reported even when other kinds are missing.
+Items made of findings rest on the kinds those findings rest on (``findings.NEEDS``).
 
 Decisions:
 
@@ -19,6 +20,7 @@ Decisions:
   a class with no such selector (none at all, or ``device.driver in [...]``) may select any
   driver's devices, so it counts as covering every driver.
 * Slices and devices are those of current pool generations: the allocator ignores stale ones.
+  A pool whose current generation publishes no device (finding pool-empty) fails the slices item.
 * Claim references: a template-generated claim not created yet is still being made, and
   finished Pods lose their generated claims by design; neither counts as a mismatch.
 * Leaked claims: the findings orphaned-claim, reserved-for-missing-pod, claim-stuck-deleting,
@@ -31,20 +33,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dradash.dra.bundle import PROBLEM_STATUSES
-from dradash.dra.fields import mapping, mappings, number, text
-from dradash.dra.findings import Finding, ObjectRef, ref
+from dradash.dra.fields import dig, mapping, mappings, number, text
+from dradash.dra.findings import NEEDS, Finding, ObjectRef, ref
 from dradash.dra.gc import gc_paused
-from dradash.dra.objects import Job, Pod, ResourceSlice
+from dradash.dra.kinds import KINDS
+from dradash.dra.objects import TERMINAL_PHASES, Job, Pod, ResourceSlice
 from dradash.dra.state import ClusterState
-from dradash.dra.words import listing, plural
+from dradash.dra.words import kinds_plural, listing, plural
 
 STATUSES = ("pass", "fail", "unknown")
 V1 = "resource.k8s.io/v1"
 RESOURCE_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 EVIDENCE_SHOWN = 20  # objects listed per item; evidence_total counts them all
 NAMED = 3  # names spelled out in a summary before "and N more"
-TERMINAL_PHASES = ("Succeeded", "Failed")
 # PodClaimRef statuses that mean the reference does not resolve (see objects.PodClaimRef).
 BROKEN_REFS = {
     "claim-missing": "names a ResourceClaim ({claim}) that does not exist",
@@ -92,8 +93,35 @@ class _Snapshot:
     kind_status: dict[str, str]  # {"Job": "forbidden", …}; empty when the snapshot does not say
 
     def missing(self, *kinds: str) -> list[str]:
-        """Those of ``kinds`` that could not be read (forbidden, not found, error)."""
-        return [k for k in kinds if self.kind_status.get(k) in PROBLEM_STATUSES]
+        """Those of ``kinds`` whose absence proves nothing: not read, or not in the bundle."""
+        return self.state.meta.unproven(*kinds)
+
+    def unknown(self, code: str, title: str, what: str, missing: list[str]) -> CheckItem:
+        """The item when ``missing`` (unproven kinds) keep the snapshot from telling ``what``."""
+        absent = [k for k in missing if self.kind_status.get(k) == "absent"]
+        unread = [k for k in missing if k not in absent]
+        reasons, steps = [], []
+        if absent:
+            reasons.append(f"{kinds_plural(absent)} are not in the imported bundle")
+            steps.append(
+                f"export them too (kubectl get {','.join(KINDS[k].plural for k in absent)} -A "
+                "-o yaml) and import that file together with the others, or capture the cluster "
+                "with dradash"
+            )
+        if unread:
+            reasons.append(f"{kinds_plural(unread)} could not be read when it was taken")
+            steps.append(
+                "make sure dradash can list them (kubectl auth can-i list "
+                f"{','.join(KINDS[k].plural for k in unread)} --as=<dradash's service account>), "
+                "then capture again"
+            )
+        return _item(
+            code,
+            title,
+            "unknown",
+            f"The snapshot cannot tell {what}: {' and '.join(reasons)}.",
+            next_step=_sentence("; or ".join(steps)),
+        )
 
 
 def evaluate(state: ClusterState, found: list[Finding]) -> list[CheckItem]:
@@ -139,6 +167,10 @@ def _unknown(
         "--as=<dradash's service account>; a bundle made with kubectl get must include them), "
         "then capture or import again.",
     )
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
 
 
 def _from_findings(snap: _Snapshot, codes: Iterable[str]) -> list[Finding]:
@@ -225,7 +257,7 @@ def _classes_cover_drivers(snap: _Snapshot) -> CheckItem:
         if s.current and s.driver:
             slices.setdefault(s.driver, []).append(s)
     if missing := snap.missing("DeviceClass", "ResourceSlice"):
-        return _unknown(code, title, "which drivers lack a DeviceClass", missing)
+        return snap.unknown(code, title, "which drivers lack a DeviceClass", missing)
     named: set[str] = set()
     for device_class in state.classes.values():
         drivers = state.class_drivers(device_class)
@@ -289,10 +321,16 @@ def _slice_problems(s: ResourceSlice) -> tuple[bool, int]:
     return s.node_access == "none", bare
 
 
+def _pool_label(state: ClusterState, finding: Finding) -> str:
+    """``driver/pool`` of a pool finding (its objects are the pool's slices)."""
+    pool = state.slices[finding.objects[0]["name"]].pool
+    return f"{pool.driver}/{pool.name}" if pool is not None else finding.objects[0]["name"]
+
+
 def _slices_report(snap: _Snapshot) -> CheckItem:
     code, title = "slices-report-nodes-and-attributes", "Slices report nodes and attributes"
     if missing := snap.missing("ResourceSlice"):
-        return _unknown(code, title, "what the ResourceSlices report", missing)
+        return snap.unknown(code, title, "what the ResourceSlices report", missing)
     current = sorted((s for s in snap.state.slices.values() if s.current), key=lambda s: s.name)
     no_nodes: list[ResourceSlice] = []
     bare: list[tuple[ResourceSlice, int]] = []
@@ -302,7 +340,8 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
             no_nodes.append(s)
         if count:
             bare.append((s, count))
-    if not no_nodes and not bare:
+    empty = _from_findings(snap, ["pool-empty"])
+    if not no_nodes and not bare and not empty:
         devices = sum(len(s.devices) for s in current)
         return _item(
             code,
@@ -329,6 +368,22 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
             f"({listing([s.name for s, _ in bare], NAMED)}) publish no attributes (or, with "
             "perDeviceNodeSelection, no nodes)"
         )
+    if empty:
+        pools = [_pool_label(snap.state, f) for f in empty]
+        parts.append(
+            f"{plural(len(empty), 'pool')} ({listing(pools, NAMED)}) "
+            f"{'publishes' if len(empty) == 1 else 'publish'} no devices at all"
+        )
+    if not no_nodes and not bare:
+        return _item(
+            code,
+            title,
+            "fail",
+            f"Of {plural(len(current), 'current ResourceSlice')}, {' and '.join(parts)}: "
+            "the driver found nothing to offer there.",
+            [o for f in empty for o in f.objects],
+            empty[0].next_step,
+        )
     offending = sorted(
         {s.name: s for s in no_nodes + [s for s, _ in bare]}.values(), key=lambda s: s.name
     )
@@ -339,7 +394,7 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
         "fail",
         f"Of {plural(len(current), 'current ResourceSlice')}, {' and '.join(parts)}: the "
         "allocator cannot place such devices on a node or select them by attribute.",
-        [ref(s) for s in offending],
+        [ref(s) for s in offending] + [o for f in empty for o in f.objects],
         f"kubectl get resourceslice {first.name} -o yaml — the {first.driver} driver must "
         "publish node access and device attributes; check its version and logs.",
     )
@@ -351,11 +406,11 @@ def _slices_report(snap: _Snapshot) -> CheckItem:
 def _claims_name_classes(snap: _Snapshot) -> CheckItem:
     code, title = "claims-name-existing-classes", "Claims and templates name existing classes"
     if missing := snap.missing("DeviceClass"):
-        return _unknown(code, title, "which DeviceClasses exist", missing)
+        return snap.unknown(code, title, "which DeviceClasses exist", missing)
     found = _from_findings(snap, ["class-missing"])
     if not found:
         if missing := snap.missing("ResourceClaim", "ResourceClaimTemplate"):
-            return _unknown(code, title, "which classes the claims ask for", missing)
+            return snap.unknown(code, title, "which classes the claims ask for", missing)
         state = snap.state
         pending = sum(1 for c in state.claims.values() if not c.allocated and not c.deleting)
         asking = len(state.templates) + pending
@@ -394,15 +449,29 @@ def _claims_name_classes(snap: _Snapshot) -> CheckItem:
 # --- 5. Pod and container claim references match --------------------------------------------
 
 
-def _reference_problems(pod: Pod, check_refs: bool) -> list[str]:
-    """What does not match in the Pod's spec.resourceClaims and its containers' claims."""
+# The kind whose absence from the snapshot makes a broken reference of this status unprovable.
+BROKEN_REF_KINDS = {
+    "claim-missing": "ResourceClaim",
+    "template-missing": "ResourceClaimTemplate",
+    "not-owned": "ResourceClaim",
+}
+
+
+def _reference_problems(pod: Pod, unsure: set[str], snap: _Snapshot) -> list[str]:
+    """What does not match in the Pod's spec.resourceClaims and its containers' claims.
+
+    References that would be broken but point into an unproven kind go in ``unsure`` instead.
+    """
     problems = []
     entries = {r.name: r for r in pod.claim_refs if r.source != "extended-resource"}
-    if check_refs:
-        for r in entries.values():
-            if r.status in BROKEN_REFS:
-                broken = BROKEN_REFS[r.status].format(claim=r.claim_name, template=r.template_name)
-                problems.append(f"spec.resourceClaims entry {r.name!r} {broken}")
+    for r in entries.values():
+        if r.status in BROKEN_REFS:
+            kind = BROKEN_REF_KINDS.get(r.status)
+            if kind and snap.missing(kind):
+                unsure.add(kind)
+                continue
+            broken = BROKEN_REFS[r.status].format(claim=r.claim_name, template=r.template_name)
+            problems.append(f"spec.resourceClaims entry {r.name!r} {broken}")
     for c in pod.containers:
         for claim_name, request in c.claims:
             entry = entries.get(claim_name)
@@ -433,11 +502,12 @@ def _container_claims(pod: Pod) -> bool:
 def _claim_references(snap: _Snapshot) -> CheckItem:
     code, title = "claim-references-match", "Pod and container claim references match"
     if missing := snap.missing("Pod"):
-        return _unknown(code, title, "how Pods reference their claims", missing)
-    unreadable = snap.missing("ResourceClaim", "ResourceClaimTemplate")
+        return snap.unknown(code, title, "how Pods reference their claims", missing)
+    unsure: set[str] = set()
     state = snap.state
     pods = [p for p in state.pods.values() if _live(p) and (p.uses_dra or _container_claims(p))]
-    problems = {p.key: _reference_problems(p, not unreadable) for p in pods}
+    problems = {p.key: _reference_problems(p, unsure, snap) for p in pods}
+    unreadable = sorted(unsure, key=list(KINDS).index)
     for finding in snap.found.get("claim-not-used-by-container", []):
         pod_ref = finding.objects[0]
         key = (pod_ref["kind"], pod_ref["namespace"], pod_ref["name"])
@@ -446,7 +516,7 @@ def _claim_references(snap: _Snapshot) -> CheckItem:
     bad = sorted((p for p in pods if problems[p.key]), key=lambda p: p.key)
     if not bad:
         if unreadable:
-            return _unknown(code, title, "whether the Pods' claims exist", unreadable)
+            return snap.unknown(code, title, "whether the Pods' claims exist", unreadable)
         return _item(
             code,
             title,
@@ -481,7 +551,7 @@ def _no_nodename_bypass(snap: _Snapshot) -> CheckItem:
     found = _from_findings(snap, ["nodename-bypass"])
     if not found:
         if missing := snap.missing("Pod", "ResourceClaim"):
-            return _unknown(code, title, "whether Pods bypassed the scheduler", missing)
+            return snap.unknown(code, title, "whether Pods bypassed the scheduler", missing)
         bound = [p for p in snap.state.pods.values() if p.uses_dra and _live(p) and p.node_name]
         return _item(
             code,
@@ -523,12 +593,9 @@ def _no_leaked_claims(snap: _Snapshot) -> CheckItem:
     state = snap.state
     found = _from_findings(snap, LEAK_FINDINGS)
     if not found:
-        if missing := snap.missing("ResourceClaim", "Pod"):
-            return _unknown(code, title, "whether claims were left behind", missing)
-        if not state.pods and any(c.consumers or c.owner_references for c in state.claims.values()):
-            return _unknown(
-                code, title, "whether the claims' Pods still exist", ["Pods"], "were not captured"
-            )
+        needs = {k for leak in LEAK_FINDINGS for k in NEEDS[leak]}
+        if missing := snap.missing(*sorted(needs, key=list(KINDS).index)):
+            return snap.unknown(code, title, "whether claims were left behind", missing)
         return _item(
             code,
             title,
@@ -601,7 +668,7 @@ def _capacity_covers_jobs(snap: _Snapshot) -> CheckItem:
             found[0].next_step,
         )
     if missing := snap.missing("Job"):
-        return _unknown(code, title, "which Jobs are running", missing)
+        return snap.unknown(code, title, "which Jobs are running", missing)
     orphans = sorted(
         {
             f"{p.namespace}/{text(owner.get('name'))}"
@@ -618,11 +685,17 @@ def _capacity_covers_jobs(snap: _Snapshot) -> CheckItem:
             ["Jobs"],
             "were not captured",
         )
-    if missing := snap.missing(
-        "Pod", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceClass"
-    ):
-        return _unknown(code, title, "how many devices the Jobs can get", missing)
     wide = [j for j in state.jobs.values() if _in_flight(j)]
+    needs = list(NEEDS["parallelism-exceeds-capacity"])
+    if any(
+        name and (j.namespace, name) not in state.templates
+        for j in wide
+        for entry in mappings(dig(j.spec, "template", "spec", "resourceClaims"))
+        if (name := text(entry.get("resourceClaimTemplateName")))
+    ):
+        needs.append("ResourceClaimTemplate")  # a Job's Pods get claims from one it lacks
+    if missing := snap.missing(*needs):
+        return snap.unknown(code, title, "how many devices the Jobs can get", missing)
     return _item(
         code,
         title,

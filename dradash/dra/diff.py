@@ -375,9 +375,13 @@ def _recurred_detail(before: Resource, after: Resource) -> str:
 
 
 def _kind_diff(
-    kind: str, before: dict[tuple[str, str], Resource], after: dict[tuple[str, str], Resource]
+    kind: str,
+    before: dict[tuple[str, str], Resource],
+    after: dict[tuple[str, str], Resource],
+    totals: tuple[int, int] | None = None,
 ) -> KindDiff:
-    result = KindDiff(kind=kind, before=len(before), after=len(after))
+    counts = totals or (len(before), len(after))
+    result = KindDiff(kind=kind, before=counts[0], after=counts[1])
     for key, old in before.items():
         new = after.get(key)
         if new is None:
@@ -753,15 +757,30 @@ def diff(
     *,
     before_diagnosis: Any = None,
     after_diagnosis: Any = None,
+    totals: tuple[dict[str, int], dict[str, int]] | None = None,
 ) -> SnapshotDiff:
     """What changed from ``before`` to ``after`` (two snapshots of one cluster).
 
-    The diagnoses (``SnapshotDiagnosis`` of each state) are optional; with both, Pods whose
-    diagnosis stage changed are reported, and created and deleted Pods say their stage.
+    The diagnoses (``SnapshotDiagnosis`` of each state, or anything with a ``pods`` dict of
+    verdicts by (namespace, name)) are optional; with both, Pods whose diagnosis stage changed
+    are reported, and created and deleted Pods say their stage.
+
+    The states may hold only part of each snapshot: the objects that differ, and what the
+    sentences about them read (the whole pools of changed slices and of devices changed claims
+    hold). Objects both hold unchanged are not reported; ``totals`` then gives the number of
+    objects of each kind in each snapshot.
     """
     with gc_paused():  # nothing cyclic among the results, and the states are millions of objects
         old, new = _by_key(before), _by_key(after)
-        kinds = {kind: _kind_diff(kind, old[kind], new[kind]) for kind in KIND_ORDER}
+        kinds = {
+            kind: _kind_diff(
+                kind,
+                old[kind],
+                new[kind],
+                (totals[0].get(kind, 0), totals[1].get(kind, 0)) if totals else None,
+            )
+            for kind in KIND_ORDER
+        }
         changes = (
             _pod_changes(before, after, kinds, before_diagnosis, after_diagnosis)
             + _claim_changes(before, after, kinds)

@@ -29,26 +29,28 @@ from dradash.dra.capacity import (
     pod_priority,
     wanted_pods,
 )
-from dradash.dra.fields import dig, mappings, text, timestamp
+from dradash.dra.fields import dig, mapping, mappings, text, timestamp
+from dradash.dra.kinds import KINDS
 from dradash.dra.matching import snapshot_matcher
 from dradash.dra.objects import (
+    TERMINAL_PHASES,
     AllocationResult,
     Device,
     Job,
     Pod,
+    Pool,
     Resource,
     ResourceClaim,
     ResourceClaimTemplate,
 )
 from dradash.dra.state import ClusterState
-from dradash.dra.words import listing, plural
+from dradash.dra.words import kinds_plural, listing, plural
 
 SEVERITIES = ("error", "warning", "info")
 V1 = "resource.k8s.io/v1"
 # Drivers whose devices belong to the Pod, not to a container: DraNet moves network interfaces
 # into the Pod's network namespace, so its claims are never listed in resources.claims.
 POD_LEVEL_DRIVERS = frozenset({"dra.net"})
-TERMINAL_PHASES = ("Succeeded", "Failed")
 # The resourceclaim controller drops the reservation of a Pod that will not run anymore within
 # seconds; one that still holds it this long after the Pod finished was left behind.
 FINISHED_GRACE = timedelta(minutes=5)
@@ -84,13 +86,54 @@ class Finding:
         )
 
 
+# The kinds each finding rests on: when the snapshot cannot prove what it holds of one of them
+# (the kind was not read, or an imported bundle has none: SnapshotMeta.unproven), the check is
+# skipped, never guessed, and the kinds-missing finding names it. A kind is listed when the
+# check reads it to reach its conclusion either way: a claim's reservation names a Pod, so
+# reserved-for-missing-pod needs the Pods; a finding that rests on the object's own fields alone
+# (allocated-unreserved: the claim's empty status.reservedFor) needs only that kind.
+# DeviceTaintRules are optional (not served by default) and only ever add taints, so no check
+# rests on them: without them device-tainted lists the taints the slices carry.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "dra-api-not-served": (),
+    "nodename-bypass": ("Pod", "ResourceClaim"),
+    "claim-not-used-by-container": ("Pod",),
+    "orphaned-claim": ("ResourceClaim", "Pod"),
+    "allocated-unreserved": ("ResourceClaim",),
+    "reserved-for-missing-pod": ("ResourceClaim", "Pod"),
+    "reserved-for-finished-pod": ("ResourceClaim", "Pod"),
+    "claim-stuck-deleting": ("ResourceClaim",),
+    "shared-claim": ("ResourceClaim",),
+    "class-missing": ("DeviceClass",),
+    "pool-incomplete": ("ResourceSlice",),
+    "pool-stale-generation": ("ResourceSlice",),
+    "pool-duplicate-device": ("ResourceSlice",),
+    "pool-empty": ("ResourceSlice",),
+    "device-tainted": ("ResourceSlice",),
+    "dangling-allocation": ("ResourceClaim", "ResourceSlice"),
+    "no-preemption": ("Pod", "ResourceClaim", "ResourceSlice", "DeviceClass"),
+    "parallelism-exceeds-capacity": ("Job", "ResourceClaim", "ResourceSlice", "DeviceClass"),
+}
+
+
 def find(state: ClusterState) -> list[Finding]:
     """Every finding of the snapshot, by severity (error, warning, info), code, then objects."""
     return list(state.derived("findings.find", _find))
 
 
+def skipped(state: ClusterState) -> dict[str, list[str]]:
+    """{finding code: the unproven kinds it rests on} of the checks this snapshot cannot make."""
+    out = {}
+    for code, kinds in NEEDS.items():
+        if missing := state.meta.unproven(*kinds):
+            out[code] = missing
+    return out
+
+
 def _find(state: ClusterState) -> list[Finding]:
-    checks: list[Callable[[ClusterState], Iterable[Finding]]] = [
+    skip = skipped(state)
+    enabled = frozenset(NEEDS).difference(skip)
+    checks: list[Callable[[ClusterState, frozenset[str]], Iterable[Finding]]] = [
         _api_not_served,
         _pod_findings,
         _claim_findings,
@@ -100,7 +143,9 @@ def _find(state: ClusterState) -> list[Finding]:
         _dangling_allocations,
         _capacity_findings,
     ]
-    found = [f for check in checks for f in check(state)]
+    found = [f for check in checks for f in check(state, enabled) if f.code in enabled]
+    if skip:
+        found.append(_kinds_missing(state, skip))
     return sorted(found, key=lambda f: f.sort_key)
 
 
@@ -140,7 +185,7 @@ def _reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
 # --- the API ---------------------------------------------------------------------------------
 
 
-def _api_not_served(state: ClusterState) -> Iterable[Finding]:
+def _api_not_served(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
     versions = state.meta.api_versions
     if not versions or V1 in versions:
         return
@@ -172,13 +217,14 @@ def _api_not_served(state: ClusterState) -> Iterable[Finding]:
 # --- Pods ------------------------------------------------------------------------------------
 
 
-def _pod_findings(state: ClusterState) -> Iterable[Finding]:
+def _pod_findings(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    bypass, unused = "nodename-bypass" in enabled, "claim-not-used-by-container" in enabled
     for pod in state.pods.values():
         if not pod.resource_claims:
             continue
-        if finding := _nodename_bypass(state, pod):
+        if bypass and (finding := _nodename_bypass(state, pod)):
             yield finding
-        if finding := _claims_not_used(state, pod):
+        if unused and (finding := _claims_not_used(state, pod)):
             yield finding
 
 
@@ -245,6 +291,10 @@ def _claims_not_used(state: ClusterState, pod: Pod) -> Finding | None:
         source: ResourceClaim | ResourceClaimTemplate | None = r.claim or r.template
         if source is not None and POD_LEVEL_DRIVERS.intersection(state.claim_drivers(source)):
             continue  # network devices are attached to the Pod, not to a container
+        if source is None and state.meta.unproven(
+            "ResourceClaimTemplate" if r.template_name else "ResourceClaim"
+        ):
+            continue  # its claim may be for network devices, which no container lists
         unused.append(r)
     if not unused:
         return None
@@ -272,21 +322,24 @@ def _claims_not_used(state: ClusterState, pod: Pod) -> Finding | None:
 # --- claims ----------------------------------------------------------------------------------
 
 
-def _claim_findings(state: ClusterState) -> Iterable[Finding]:
-    have_pods = bool(state.pods)  # a snapshot without Pods cannot tell whose Pods are gone
+def _claim_findings(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
     captured = timestamp(state.meta.captured_at)
+    on = enabled.__contains__
     for claim in state.claims.values():
-        if have_pods and (finding := _orphaned(state, claim)):
+        if on("orphaned-claim") and (finding := _orphaned(state, claim)):
             yield finding
-        if claim.allocated and not claim.reserved and not claim.deleting:
+        unreserved = claim.allocated and not claim.reserved and not claim.deleting
+        if on("allocated-unreserved") and unreserved:
             yield _allocated_unreserved(state, claim)
-        if have_pods and (finding := _reserved_for_missing(state, claim)):
+        if on("reserved-for-missing-pod") and (finding := _reserved_for_missing(state, claim)):
             yield finding
-        if have_pods and (finding := _reserved_for_finished(state, claim, captured)):
+        if on("reserved-for-finished-pod") and (
+            finding := _reserved_for_finished(state, claim, captured)
+        ):
             yield finding
-        if claim.deleting and claim.finalizers:
+        if on("claim-stuck-deleting") and claim.deleting and claim.finalizers:
             yield _stuck_deleting(state, claim)
-        if finding := _shared(claim):
+        if on("shared-claim") and (finding := _shared(claim)):
             yield finding
 
 
@@ -462,7 +515,7 @@ def _shared(claim: ResourceClaim) -> Finding | None:
 # --- device classes --------------------------------------------------------------------------
 
 
-def _class_missing(state: ClusterState) -> Iterable[Finding]:
+def _class_missing(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
     """Templates, and claims still to be allocated, naming a DeviceClass that does not exist.
 
     An allocated claim no longer needs its class, so only unallocated ones count.
@@ -496,7 +549,7 @@ def _class_missing(state: ClusterState) -> Iterable[Finding]:
 # --- pools and devices -----------------------------------------------------------------------
 
 
-def _pool_findings(state: ClusterState) -> Iterable[Finding]:
+def _pool_findings(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
     for pool in state.pools.values():
         label = f"{pool.driver}/{pool.name}"
         selector = f"kubectl get resourceslices --field-selector spec.driver={pool.driver} -o wide"
@@ -531,6 +584,8 @@ def _pool_findings(state: ClusterState) -> Iterable[Finding]:
                 f"{selector}; if the driver does not clean up, delete them: kubectl delete "
                 f"resourceslice {' '.join(s.name for s in pool.stale_slices)}",
             )
+        if pool.complete and not pool.devices and (finding := _pool_empty(pool)):
+            yield finding
         if pool.duplicate_devices:
             dups = sorted(set(pool.duplicate_devices))
             slices = [s for s in pool.slices if any(d.name in dups for d in s.devices)]
@@ -546,7 +601,45 @@ def _pool_findings(state: ClusterState) -> Iterable[Finding]:
             )
 
 
-def _device_tainted(state: ClusterState) -> Iterable[Finding]:
+def _pool_empty(pool: Pool) -> Finding | None:
+    """A complete pool whose current generation publishes no device (``devices: null``): the
+    driver runs, but found nothing to offer (NVIDIA dra-driver issue #149: no GPU visible)."""
+    if any(s.shared_counters for s in pool.slices):
+        return None  # a pool of counters only: its devices are published by another driver run
+    nodes = pool.node_names
+    where = (
+        f"node {listing(nodes, LISTED)}"
+        if nodes
+        else "the nodes its ResourceSlice selects"
+        if any(s.node_selector is not None for s in pool.slices)
+        else "all nodes"
+        if any(s.all_nodes for s in pool.slices)
+        else "no node"
+    )
+    slices = [s.name for s in pool.slices]
+    driver = pool.driver
+    on_node = f" on node {nodes[0]}" if nodes else ""
+    gpu = any(word in driver for word in ("gpu", "nvidia"))
+    check = (
+        f"; for GPUs, run nvidia-smi{on_node} (or in the driver's Pod there) to see whether the "
+        "GPU driver and the GPUs are visible"
+        if gpu
+        else ""
+    )
+    return Finding(
+        "pool-empty",
+        "warning",
+        f"Pool {driver}/{pool.name} (generation {pool.generation}, for {where}) publishes no "
+        f"devices: its {plural(len(slices), 'ResourceSlice')} ({listing(slices, LISTED)}) "
+        f"{'lists' if len(slices) == 1 else 'list'} none, so the {driver} driver found nothing "
+        "to offer there and no claim can get a device from this pool.",
+        [ref(s) for s in pool.slices],
+        f"Check the {driver} driver's logs{on_node} (kubectl logs -n <driver namespace> "
+        f"<its kubelet-plugin Pod{on_node}>) for why it found no devices{check}.",
+    )
+
+
+def _device_tainted(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
     """Tainted devices, one finding per pool and taint (and the object that put it there)."""
     groups: dict[tuple[str, str, str, str, str, str], list[Device]] = defaultdict(list)
     for device in state.devices.values():
@@ -601,7 +694,9 @@ def _taint_key(
     )
 
 
-def _dangling_allocations(state: ClusterState) -> Iterable[Finding]:
+def _dangling_allocations(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    if "dangling-allocation" not in enabled:
+        return
     by_claim: dict[tuple[str, str], list[AllocationResult]] = defaultdict(list)
     for result in state.dangling_results:
         by_claim[(result.claim.namespace, result.claim.name)].append(result)
@@ -637,11 +732,13 @@ def _dangling_allocations(state: ClusterState) -> Iterable[Finding]:
 # --- capacity: no-preemption and parallelism-exceeds-capacity ---------------------------------
 
 
-def _capacity_findings(state: ClusterState) -> Iterable[Finding]:
+def _capacity_findings(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    if not enabled.intersection(("no-preemption", "parallelism-exceeds-capacity")):
+        return
     matcher = snapshot_matcher(state)
     capacity = Capacity(state, matcher)
-    waiting = list(_waiting_pods(state))
-    jobs = list(job_demands(state))
+    waiting = list(_waiting_pods(state)) if "no-preemption" in enabled else []
+    jobs = list(job_demands(state)) if "parallelism-exceeds-capacity" in enabled else []
     for _, _, requests in waiting:
         for options in requests:
             for alt in options:
@@ -795,4 +892,54 @@ def _parallelism(
         [ref(job)] + [ref(s) for s in dict.fromkeys(sources)],
         f"Lower the Job's parallelism to what fits (kubectl patch job -n {job.namespace} "
         f'{job.name} -p \'{{"spec":{{"parallelism":{max(fit, 1)}}}}}\'), or add devices.',
+    )
+
+
+# --- kinds-missing: what the snapshot cannot prove -------------------------------------------
+
+
+def _kinds_missing(state: ClusterState, skip: dict[str, list[str]]) -> Finding:
+    """One finding naming the unproven kinds and the checks skipped for want of them."""
+    kinds = [k for k in KINDS if any(k in missing for missing in skip.values())]
+    entries = {k: mapping(state.meta.kinds.get(k)) for k in kinds}
+    statuses = {k: text(entries[k].get("status")) for k in kinds}
+    absent = [k for k in kinds if statuses[k] == "absent"]
+    unread = [k for k in kinds if statuses[k] != "absent"]
+    reasons = []
+    if absent:
+        reasons.append(
+            f"{kinds_plural(absent)} are not in the imported bundle (the cluster may well have "
+            "some: a bundle holds only the kinds it was made of)"
+        )
+    if unread:
+        why = []
+        for k in unread:
+            message = text(entries[k].get("message"))
+            why.append(f"{statuses[k] or 'not read'}{': ' + message if message else ''}")
+        reasons.append(
+            f"{kinds_plural(unread)} could not be read when the snapshot was taken "
+            f"({listing(why, LISTED)})"
+        )
+    codes = sorted(skip)
+    steps = []
+    if absent:
+        steps.append(
+            f"export them too (kubectl get {','.join(KINDS[k].plural for k in absent)} -A -o yaml "
+            "> more.yaml) and import it together with the first file, or capture the cluster with "
+            "dradash"
+        )
+    if unread:
+        steps.append(
+            "let dradash list them (kubectl auth can-i list "
+            f"{','.join(KINDS[k].plural for k in unread)} --as=<dradash's service account>) "
+            "and capture again"
+        )
+    return Finding(
+        "kinds-missing",
+        "info",
+        f"{'; '.join(reasons)}, so {plural(len(codes), 'check')} that rest on them "
+        f"{'was' if len(codes) == 1 else 'were'} skipped rather than guessed: "
+        f"{listing(codes, len(codes))}.",
+        [],
+        "To have them checked, " + "; or ".join(steps) + ".",
     )

@@ -86,15 +86,18 @@ class SnapshotMeta:
         A kind that could not be read (forbidden, not found, error) is unproven; so is one of
         which a bundle holds no object (people export ``kubectl get resourceclaims,
         resourceslices``: the cluster may well have Pods). A live capture that listed a kind
-        and found none proves there are none. Without per-kind statuses (a ClusterState built
-        from plain objects, as in unit tests) nothing is unproven.
+        and found none proves there are none, and so does a bundle whose SnapshotInfo says the
+        kind was listed (``"listed": true`` in the stored status, as a capture's export has).
+        Without per-kind statuses (a ClusterState built from plain objects, as in unit tests)
+        nothing is unproven.
         """
         out = []
         for kind in kinds:
             entry = self.kinds.get(kind)
             status = entry.get("status") if isinstance(entry, dict) else None
+            listed = isinstance(entry, dict) and entry.get("listed") is True
             if status in ("forbidden", "not-found", "error") or (
-                status == "absent" and self.source not in ("capture", "demo")
+                status == "absent" and not listed and self.source not in ("capture", "demo")
             ):
                 out.append(kind)
         return out

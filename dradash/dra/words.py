@@ -18,3 +18,14 @@ def listing(names: Iterable[str], limit: int) -> str:
     if len(items) <= limit:
         return ", ".join(items[:-1]) + " and " + items[-1]
     return ", ".join(items[:limit]) + f" and {len(items) - limit} more"
+
+
+def kind_plural(kind: str) -> str:
+    """A Kubernetes kind in the plural: ``Pods``, ``DeviceClasses``, ``PriorityClasses``."""
+    return kind + ("es" if kind.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def kinds_plural(kinds: Iterable[str]) -> str:
+    """Kinds in the plural, listed: ``Pods and ResourceClaims``."""
+    names = [kind_plural(k) for k in kinds]
+    return listing(names, len(names))

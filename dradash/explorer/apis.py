@@ -5,29 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from dradash.api import BaseApi
-from dradash.dra import allocator, inventory
-from dradash.dra.chain import claim_chain, pod_chain
-from dradash.dra.diagnosis import Diagnosis
-from dradash.dra.findings import Finding
-from dradash.dra.state import ClusterState
-from dradash.explorer.forms import DEVICE_STATES, DeviceFilterForm
-from dradash.explorer.selectors import (
-    claim_diagnosis,
+from dradash.analysis.apis import AnalysedApi
+from dradash.analysis.filters import DEVICE_STATES, DeviceFilter
+from dradash.analysis.models import ClaimVerdict
+from dradash.analysis.selectors import (
+    Detail,
+    claim_detail,
     claim_explanation,
     device_rows,
-    object_findings,
-    pod_diagnosis,
+    pod_detail,
     pool_rows,
     snapshot_findings,
 )
-from dradash.snapshots.selectors import snapshot_list, snapshot_state
+from dradash.dra import inventory
 
 FINDING_FIELDS = {
     "code": serializers.CharField(),
@@ -36,6 +31,18 @@ FINDING_FIELDS = {
     "objects": serializers.ListField(child=serializers.DictField()),
     "next_step": serializers.CharField(),
 }
+HistorySerializer = inline_serializer(
+    "StageHistory",
+    {
+        "snapshot": serializers.IntegerField(),
+        "captured_at": serializers.DateTimeField(),
+        "stage": serializers.CharField(),
+        "reason": serializers.CharField(),
+    },
+    many=True,
+)
+
+
 DiagnosisSerializer = inline_serializer(
     "Diagnosis",
     {
@@ -46,6 +53,7 @@ DiagnosisSerializer = inline_serializer(
         "next_steps": serializers.ListField(child=serializers.CharField()),
         "findings": inline_serializer("DiagnosisFinding", FINDING_FIELDS, many=True),
         "chain": serializers.DictField(),
+        "history": HistorySerializer,
     },
 )
 ExplainSerializer = inline_serializer(
@@ -60,95 +68,54 @@ ExplainSerializer = inline_serializer(
 )
 
 
-def _state(snapshot_id: int) -> ClusterState:
-    return snapshot_state(get_object_or_404(snapshot_list(), pk=snapshot_id))
-
-
-def _finding(f: Finding) -> dict[str, Any]:
+def _diagnosis(detail: Detail) -> dict[str, Any]:
+    """The diagnosis API's JSON: the same verdict, findings and chain as the object's page."""
     return {
-        "code": f.code,
-        "severity": f.severity,
-        "message": f.message,
-        "objects": f.objects,
-        "next_step": f.next_step,
+        **detail.verdict.diagnosis(),
+        "findings": [f.as_dict() for f in detail.findings],
+        "chain": detail.chain,
+        "history": detail.history.as_list(),
     }
 
 
-def _diagnosis(d: Diagnosis, findings: list[Finding], chain: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "stage": d.stage,
-        "reason": d.reason,
-        "summary": d.summary,
-        "evidence": [e.as_dict() for e in d.evidence],
-        "next_steps": d.next_steps,
-        "findings": [_finding(f) for f in findings],
-        "chain": chain,
-    }
-
-
-def explanation_dict(x: allocator.Explanation) -> dict[str, Any]:
-    return {
-        "allocatable": x.allocatable,
-        "error": x.error,
-        "node": x.node,
-        "reason": x.reason,
-        "requests": [
-            {
-                "name": r.name,
-                "funnel": [{"step": step, "remaining": n} for step, n in r.funnel],
-                "devices": [
-                    {
-                        "driver": d.driver,
-                        "pool": d.pool,
-                        "device": d.device,
-                        "failed_step": d.failed_step,
-                        "detail": d.detail,
-                    }
-                    for d in r.devices
-                ],
-            }
-            for r in x.requests
-        ],
-    }
-
-
-class PodDiagnosisApi(BaseApi):
+class PodDiagnosisApi(AnalysedApi):
     @extend_schema(responses=DiagnosisSerializer)
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
-        state = _state(snapshot_id)
-        pod = state.pods.get((namespace, name))
-        if pod is None or not pod.uses_dra:
+        snapshot, _ = self.analysed(snapshot_id)
+        detail = pod_detail(snapshot, namespace, name)
+        if detail is None or not detail.verdict.uses_dra:
             raise Http404(f"No Pod using DRA named {namespace}/{name} in snapshot {snapshot_id}")
-        findings = object_findings(state, "Pod", namespace, name)
-        return Response(_diagnosis(pod_diagnosis(state, pod), findings, pod_chain(state, pod)))
+        return Response(_diagnosis(detail))
 
 
-class ClaimDiagnosisApi(BaseApi):
+class ClaimDiagnosisApi(AnalysedApi):
     @extend_schema(responses=DiagnosisSerializer)
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
-        state = _state(snapshot_id)
-        claim = state.claims.get((namespace, name))
-        if claim is None:
+        snapshot, _ = self.analysed(snapshot_id)
+        detail = claim_detail(snapshot, namespace, name)
+        if detail is None:
             raise Http404(f"No ResourceClaim {namespace}/{name} in snapshot {snapshot_id}")
-        findings = object_findings(state, "ResourceClaim", namespace, name)
-        chain = claim_chain(state, claim)
-        return Response(_diagnosis(claim_diagnosis(state, claim), findings, chain))
+        return Response(_diagnosis(detail))
 
 
-class ClaimExplainApi(BaseApi):
+class ClaimExplainApi(AnalysedApi):
     @extend_schema(responses=ExplainSerializer)
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
-        state = _state(snapshot_id)
-        claim = state.claims.get((namespace, name))
-        if claim is None:
-            raise Http404(f"No ResourceClaim {namespace}/{name} in snapshot {snapshot_id}")
-        return Response(explanation_dict(claim_explanation(state, claim)))
+        snapshot, _ = self.analysed(snapshot_id)
+        try:
+            found = claim_explanation(snapshot, namespace, name)
+        except ClaimVerdict.DoesNotExist:
+            raise Http404(
+                f"No ResourceClaim {namespace}/{name} in snapshot {snapshot_id}"
+            ) from None
+        return Response(found)
 
 
-class FindingListApi(BaseApi):
+class FindingListApi(AnalysedApi):
     @extend_schema(responses=inline_serializer("Finding", FINDING_FIELDS, many=True))
     def get(self, request: Request, snapshot_id: int) -> Response:
-        return Response([_finding(f) for f in snapshot_findings(_state(snapshot_id))])
+        snapshot, _ = self.analysed(snapshot_id)
+        return Response([f.as_dict() for f in snapshot_findings(snapshot)])
 
 
 DeviceSerializer = inline_serializer(
@@ -220,7 +187,7 @@ PoolSerializer = inline_serializer(
 )
 
 
-class DeviceListApi(BaseApi):
+class DeviceListApi(AnalysedApi):
     """Devices of the pools the allocator would use; ?driver= &pool= &device_class= &node=
     &state= (free, allocated, tainted, unusable) &attribute= (name or name=value) &q= filter as
     on the devices page."""
@@ -242,14 +209,15 @@ class DeviceListApi(BaseApi):
         ],
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
-        state = _state(snapshot_id)
-        form = DeviceFilterForm(request.query_params)
-        if not form.is_valid():
-            raise serializers.ValidationError(form.errors)
-        return Response([row.as_dict() for row in device_rows(state, form.cleaned_data)])
+        snapshot, _ = self.analysed(snapshot_id)
+        filterset = DeviceFilter(request.query_params, device_rows(snapshot))
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        return Response(list(filterset.qs.values_list("data", flat=True)))
 
 
-class PoolListApi(BaseApi):
+class PoolListApi(AnalysedApi):
     @extend_schema(responses=PoolSerializer)
     def get(self, request: Request, snapshot_id: int) -> Response:
-        return Response(pool_rows(_state(snapshot_id)))
+        snapshot, _ = self.analysed(snapshot_id)
+        return Response(list(pool_rows(snapshot).values_list("data", flat=True)))

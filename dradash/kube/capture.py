@@ -6,8 +6,9 @@ only the Pods that use DRA (``spec.resourceClaims``, ``status.extendedResourceCl
 that a claim names (``status.reservedFor``, the owner of a generated claim), the Jobs that own
 those Pods, and the core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
 requested. Objects come back as the raw JSON the server sent, with ``kind`` and ``apiVersion``
-filled in and redacted: env values and ``last-applied-configuration`` annotations replaced by
-``<redacted>``, ``metadata.managedFields`` dropped.
+filled in and redacted by ``dradash.dra.redact.redact``, the redaction every path in applies:
+env values and ``last-applied-configuration`` annotations replaced by ``<redacted>``,
+``metadata.managedFields`` dropped.
 
 ``on_objects``, if given, receives the objects page by page as they are kept (a page may come
 again when its list restarts), so that they can be stored while later lists are still read.
@@ -36,6 +37,7 @@ import orjson
 
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, RESOURCE_GROUP, RESOURCE_VERSIONS, Kind, ObjectKey, object_key
+from dradash.dra.redact import redact
 from dradash.kube.client import Kube, KubeError
 
 # Kinds a cluster may legitimately not serve: their absence does not make a snapshot partial.
@@ -55,9 +57,6 @@ CAPTURE_ORDER = (
     "Event",
 )
 assert set(CAPTURE_ORDER) == set(KINDS), "every kind dradash reads is captured"
-REDACTED = "<redacted>"
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 MAX_LIST_RESTARTS = 3  # a list whose continue token expires is restarted this many times
 # The API server refuses request bodies over 3 MiB and etcd stores at most 1.5 MiB per object,
 # so no real object's JSON comes near this (settings: DRADASH_CAPTURE_MAX_OBJECT_BYTES).
@@ -407,31 +406,6 @@ def _refused_message(refused: list[str], limit: int, *, shown: int = 5) -> str:
         f"not stored, larger than the limit of {_mib(limit)} per object "
         f"(DRADASH_CAPTURE_MAX_OBJECT_BYTES): {listed}"
     )
-
-
-def redact(obj: dict[str, Any]) -> dict[str, Any]:
-    """Drop managedFields; replace env values and last-applied-configuration. In place."""
-    meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
-        annotations = meta.get("annotations")
-        if isinstance(annotations, dict) and LAST_APPLIED in annotations:
-            annotations[LAST_APPLIED] = REDACTED
-    spec = obj.get("spec")
-    if isinstance(spec, dict):
-        pod_specs = [spec]
-        template = spec.get("template")  # Jobs (and any workload with a Pod template)
-        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-            pod_specs.append(template["spec"])
-        for pod_spec in pod_specs:
-            for key in CONTAINER_LISTS:
-                for container in pod_spec.get(key) or []:
-                    if not isinstance(container, dict):
-                        continue
-                    for env in container.get("env") or []:
-                        if isinstance(env, dict) and "value" in env:
-                            env["value"] = REDACTED
-    return obj
 
 
 def test_connection(kube: Kube) -> ConnectionReport:

@@ -8,11 +8,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
+from dradash.analysis.apis import AnalysisNotReady
 from dradash.api import BaseApi
 from dradash.dra import matching
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
-from dradash.playground.services import selector_evaluate
+from dradash.playground.services import NotAnalysed, selector_evaluate
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import snapshot_list
 
@@ -65,7 +66,8 @@ class SelectorEvaluateApi(BaseApi):
         )
 
     class InputSerializer(serializers.Serializer):
-        expression = serializers.CharField(trim_whitespace=False)
+        # An empty expression is a CEL syntax error, reported like any other compile error.
+        expression = serializers.CharField(trim_whitespace=False, allow_blank=True)
         snapshot = serializers.IntegerField(required=False, allow_null=True)
         device_class = serializers.CharField(required=False, allow_null=True, allow_blank=True)
         resource_slices = serializers.ListField(
@@ -116,6 +118,8 @@ class SelectorEvaluateApi(BaseApi):
             evaluation = selector_evaluate(**data.validated_data)
         except matching.UnknownDeviceClass as exc:
             raise serializers.ValidationError({"device_class": [str(exc)]}) from None
+        except NotAnalysed as exc:
+            raise AnalysisNotReady(exc.analysis) from None
         error = evaluation.compile_error
         with gc_paused():
             results = [_result(row) for row in evaluation.rows]

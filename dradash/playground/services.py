@@ -2,13 +2,61 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
 
+from dradash.analysis.models import SnapshotAnalysis
+from dradash.analysis.selectors import snapshot_analysis
 from dradash.dra import matching
+from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
-from dradash.snapshots.selectors import DEVICE_KINDS, snapshot_state
+from dradash.snapshots.selectors import objects_by_ids, partial_state
+
+
+class _Devices:
+    """The devices (slices, classes, taint rules) of the few snapshots used last, per process:
+    the playground evaluates selectors over them again and again."""
+
+    SIZE = 2
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: OrderedDict[int, ClusterState] = OrderedDict()
+
+    def get(self, snapshot: Snapshot, analysis: SnapshotAnalysis) -> ClusterState:
+        with self._lock:
+            state = self._states.get(snapshot.pk)
+            if state is not None:
+                self._states.move_to_end(snapshot.pk)
+                return state
+        state = partial_state(snapshot, objects_by_ids(analysis.device_objects))
+        with self._lock:
+            self._states[snapshot.pk] = state
+            while len(self._states) > self.SIZE:
+                self._states.popitem(last=False)
+        return state
+
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+
+snapshot_devices = _Devices()
+
+
+class NotAnalysed(Exception):
+    """The snapshot's devices are not indexed yet: its analysis is pending or failed."""
+
+    def __init__(self, analysis: SnapshotAnalysis) -> None:
+        self.analysis = analysis
+        super().__init__(
+            f"snapshot {analysis.snapshot_id} is being analysed; try again in a few seconds"
+            if analysis.status == SnapshotAnalysis.Status.PENDING
+            else f"the analysis of snapshot {analysis.snapshot_id} failed: {analysis.error}"
+        )
 
 
 def selector_evaluate(
@@ -18,11 +66,16 @@ def selector_evaluate(
     device_class: str | None = None,
     resource_slices: list[dict[str, Any]] | None = None,
 ) -> matching.Evaluation:
-    """Raises matching.UnknownDeviceClass for a class the snapshot does not have."""
+    """Over the devices of an analysed snapshot, or of inline slices. Raises
+    matching.UnknownDeviceClass for a class the snapshot does not have, NotAnalysed for a
+    snapshot whose analysis is not done."""
     limit = settings.DRADASH_SELECTOR_TIME_LIMIT
     if snapshot is not None:
+        analysis = snapshot_analysis(snapshot)
+        if not analysis.done:
+            raise NotAnalysed(analysis)
         return matching.evaluate(
-            snapshot_state(snapshot, DEVICE_KINDS),
+            snapshot_devices.get(snapshot, analysis),
             expression,
             device_class=device_class,
             time_limit=limit,

@@ -7,11 +7,12 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from dradash.analysis.selectors import snapshot_analysis
 from dradash.dra import matching
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.playground.forms import PlaygroundForm
-from dradash.playground.services import selector_evaluate
-from dradash.snapshots.selectors import DEVICE_KINDS, snapshot_list, snapshot_state
+from dradash.playground.services import NotAnalysed, selector_evaluate
+from dradash.snapshots.selectors import snapshot_list
 
 ROWS = 100  # rows per table, unless ?limit= asks for more
 
@@ -25,7 +26,8 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     data = form.cleaned_data
     snapshot = data["snapshot"] or snapshot_list().first()
     expression = data["expression"] or ""
-    classes = sorted(snapshot_state(snapshot, DEVICE_KINDS).classes) if snapshot else []
+    analysis = snapshot_analysis(snapshot) if snapshot else None
+    classes = sorted(analysis.classes) if analysis and analysis.done else []
     evaluation, class_error = None, None
     if expression.strip() and snapshot is not None:
         try:
@@ -34,6 +36,8 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             )
         except matching.UnknownDeviceClass as exc:
             class_error = f"{exc} in snapshot {snapshot.pk}"
+        except NotAnalysed as exc:
+            class_error = str(exc)
     return render(
         request,
         template_for(request, "playground/playground.html", "results"),

@@ -27,6 +27,13 @@ class SnapshotOutputSerializer(serializers.Serializer):
     object_count = serializers.IntegerField()
     ignored = serializers.DictField(child=serializers.IntegerField())
     pinned = serializers.BooleanField()
+    analysis = serializers.ChoiceField(
+        source="analysis_status",
+        read_only=True,
+        choices=["pending", "done", "failed"],
+        help_text="pending while the snapshot is being analysed: its pods, claims, findings, "
+        "devices, capacity and checklist answer 503 until it is done",
+    )
 
     def to_representation(self, instance):  # type: ignore[no-untyped-def]
         data = super().to_representation(instance)

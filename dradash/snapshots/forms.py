@@ -44,4 +44,10 @@ class UploadForm(forms.Form):
                 raise forms.ValidationError(
                     f"{f.name}: file is {f.size:,} bytes, over the limit of {limit:,} bytes"
                 )
+        total, most = sum(f.size or 0 for f in files), settings.DRADASH_UPLOAD_MAX_BYTES
+        if total > most:
+            raise forms.ValidationError(
+                f"the files are {total:,} bytes together, over the limit of {most:,} bytes for "
+                "one upload; upload them in several"
+            )
         return files

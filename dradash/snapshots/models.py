@@ -81,6 +81,9 @@ class ObjectBlob(models.Model):
         # A constraint rather than unique=True: on PostgreSQL the field option also builds a
         # second (LIKE) index on digest that no query uses and every insert pays for.
         constraints = [models.UniqueConstraint(fields=["digest"], name="objectblob_digest_unique")]
+        # An object's stored versions, to fetch a snapshot's object by key (a page's class, a
+        # diff's unchanged context) without reading the snapshot's whole member list.
+        indexes = [models.Index(fields=["kind", "namespace", "name"], name="objectblob_key")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name} ({self.digest[:12]})"

@@ -1,26 +1,30 @@
-"""Reads: snapshots and the parsed ClusterState of one snapshot."""
+"""Reads: snapshots, and the stored objects of one: all of them (for the analyse task and exports),
+by blob id (a page's chain) or by key."""
 
 from __future__ import annotations
 
-import gc
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.conf import settings
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+import orjson
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from dradash.clusters.models import Cluster
-from dradash.dra.gc import gc_paused
+from dradash.dra.kinds import ObjectKey
 from dradash.dra.state import ClusterState, SnapshotMeta
 from dradash.snapshots import members
 from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
 
 
 def snapshot_list() -> QuerySet[Snapshot]:
-    return Snapshot.objects.select_related("cluster")
+    """Snapshots with their cluster and ``analysis_status``: pending (also while there is no
+    analysis yet), done or failed."""
+    return Snapshot.objects.select_related("cluster").annotate(
+        analysis_status=Coalesce(F("analysis__status"), Value("pending"))
+    )
 
 
 def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, list[Snapshot]]]:
@@ -54,60 +58,6 @@ def run_list(*, limit: int = 10) -> QuerySet[SnapshotRun]:
     return SnapshotRun.objects.select_related("snapshot")[:limit]
 
 
-# What the selector playground needs: the devices and the classes, not the Pods and events.
-DEVICE_KINDS = ("ResourceSlice", "DeviceClass", "DeviceTaintRule")
-
-StateKey = tuple[int, tuple[str, ...] | None]
-
-
-class _StateCache:
-    """Parsed snapshots per process. Snapshots never change, so entries never go stale.
-
-    Entries are whole snapshots, or only some kinds of objects; a whole snapshot also serves
-    requests for some of its kinds.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._states: OrderedDict[StateKey, ClusterState] = OrderedDict()
-
-    def get(self, snapshot: Snapshot, kinds: tuple[str, ...] | None = None) -> ClusterState:
-        with self._lock:
-            for key in ((snapshot.pk, None), (snapshot.pk, kinds)):
-                state = self._states.get(key)
-                if state is not None:
-                    self._states.move_to_end(key)
-                    return state
-        state = _load_state(snapshot, kinds)
-        with self._lock:
-            self._states[(snapshot.pk, kinds)] = state
-            evicted = False
-            while len(self._states) > max(settings.DRADASH_STATE_CACHE_SIZE, 1):
-                self._states.popitem(last=False)
-                evicted = True
-        if evicted:  # collect what the evicted state leaves behind (its objects form cycles)
-            gc.unfreeze()
-            gc.collect()
-        # A large snapshot is millions of objects: each full run of the cyclic collector would
-        # scan them all (about 2 s on the large profile) in the middle of some request. Frozen,
-        # they stay out of its scans until the state is evicted.
-        gc.freeze()
-        return state
-
-    def clear(self) -> None:
-        with self._lock:
-            self._states.clear()
-        gc.unfreeze()  # the collector may reclaim them again
-
-
-state_cache = _StateCache()
-
-
-def snapshot_state(snapshot: Snapshot, kinds: tuple[str, ...] | None = None) -> ClusterState:
-    """The snapshot's ClusterState; with ``kinds``, one holding only objects of those kinds."""
-    return state_cache.get(snapshot, kinds)
-
-
 MEMBERS_CHUNK = 10_000  # ids per query: SQLite takes at most 32,766 parameters
 
 
@@ -128,8 +78,9 @@ def snapshot_objects(
         yield from rows.values_list(*fields)
 
 
-def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterState:
-    meta = SnapshotMeta(
+def snapshot_meta(snapshot: Snapshot) -> SnapshotMeta:
+    """What the core needs to know about the snapshot besides its objects."""
+    return SnapshotMeta(
         cluster=snapshot.cluster.name,
         captured_at=snapshot.captured_at.isoformat(),
         server_version=snapshot.server_version,
@@ -137,6 +88,84 @@ def _load_state(snapshot: Snapshot, kinds: tuple[str, ...] | None) -> ClusterSta
         kinds=dict(snapshot.kinds or {}),
         source=snapshot.source,
     )
-    with gc_paused():
-        rows = snapshot_objects(snapshot, kinds=kinds)
-        return ClusterState.build([json.loads(text) for (text,) in rows], meta)
+
+
+def objects_by_ids(ids: Iterable[int]) -> list[dict[str, Any]]:
+    """The stored objects with these blob ids (one query per MEMBERS_CHUNK ids)."""
+    ordered = sorted(set(ids))
+    out = []
+    for start in range(0, len(ordered), MEMBERS_CHUNK):
+        chunk = ordered[start : start + MEMBERS_CHUNK]
+        out += [
+            orjson.loads(text)
+            for text in ObjectBlob.objects.filter(id__in=chunk).values_list("data", flat=True)
+        ]
+    return out
+
+
+class _Members:
+    """The blob ids of a few recently used snapshots, as sets (a snapshot never changes)."""
+
+    SIZE = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sets: OrderedDict[int, frozenset[int]] = OrderedDict()
+
+    def get(self, snapshot: Snapshot) -> frozenset[int]:
+        with self._lock:
+            found = self._sets.get(snapshot.pk)
+            if found is not None:
+                self._sets.move_to_end(snapshot.pk)
+                return found
+        found = frozenset(members.unpack(snapshot.members))
+        with self._lock:
+            self._sets[snapshot.pk] = found
+            while len(self._sets) > self.SIZE:
+                self._sets.popitem(last=False)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._sets.clear()
+
+
+snapshot_members = _Members()
+
+
+def blob_ids_by_key(snapshot: Snapshot, keys: Iterable[ObjectKey]) -> dict[ObjectKey, int]:
+    """The blob ids of the snapshot's objects with these (kind, namespace, name) keys, those it
+    has: every stored version of each key is found through the key's index, and the snapshot's
+    own picked."""
+    wanted: dict[tuple[str, str], set[str]] = {}
+    for kind, namespace, name in keys:
+        wanted.setdefault((kind, namespace), set()).add(name)
+    if not wanted:
+        return {}
+    mine = snapshot_members.get(snapshot)
+    query = Q()
+    for (kind, namespace), names in wanted.items():
+        query |= Q(kind=kind, namespace=namespace, name__in=sorted(names))
+    return {
+        (kind, namespace, name): blob_id
+        for blob_id, kind, namespace, name in ObjectBlob.objects.filter(query).values_list(
+            "id", "kind", "namespace", "name"
+        )
+        if blob_id in mine
+    }
+
+
+def objects_by_key(
+    snapshot: Snapshot, keys: Iterable[ObjectKey]
+) -> dict[ObjectKey, dict[str, Any]]:
+    """The snapshot's objects with these keys, those it has."""
+    ids = blob_ids_by_key(snapshot, keys)
+    rows = ObjectBlob.objects.filter(id__in=list(ids.values())).values_list(
+        "kind", "namespace", "name", "data"
+    )
+    return {(kind, namespace, name): orjson.loads(data) for kind, namespace, name, data in rows}
+
+
+def partial_state(snapshot: Snapshot, objects: Iterable[dict[str, Any]]) -> ClusterState:
+    """A ClusterState of some of the snapshot's objects (a page's chain, a diff's changes)."""
+    return ClusterState.build(list(objects), snapshot_meta(snapshot))

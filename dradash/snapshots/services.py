@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import queue
@@ -18,13 +19,23 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Q
+from django.db.models.functions import Length
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from dradash.analysis.services import analysis_request
 from dradash.clusters.models import Cluster, cluster_name_validator
-from dradash.dra.bundle import PROBLEM_STATUSES, Bundle, BundleError, parse_bundle, write_bundle
+from dradash.dra.bundle import (
+    PROBLEM_STATUSES,
+    Bundle,
+    BundleError,
+    Source,
+    parse_bundle,
+    write_bundle,
+)
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, ObjectKey
+from dradash.dra.redact import LAST_APPLIED, redact
 from dradash.snapshots import members
 from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
 from dradash.snapshots.selectors import snapshot_objects
@@ -32,6 +43,8 @@ from dradash.snapshots.selectors import snapshot_objects
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
+# Sources whose snapshots listed every kind (before kinds recorded "listed").
+LISTING_SOURCES = ("capture", "demo")
 # The order objects are exported in: what others refer to first.
 KIND_ORDER = list(KINDS)
 
@@ -289,16 +302,49 @@ def snapshot_store(
     ``staged`` is what a BlobStager stored of the objects already (BlobStager.finish()).
     """
     _blob_lock(exclusive=False)
-    counts = Counter(key[0] for key in objects)
+    with gc_paused():  # the objects are millions of containers, not to be scanned again
+        blob_ids = _blobs_store(objects, staged or {})
+    return _snapshot_create(
+        cluster=cluster,
+        counts=Counter(key[0] for key in objects),
+        blob_ids=blob_ids,
+        source=source,
+        captured_at=captured_at,
+        server_version=server_version,
+        api_versions=api_versions,
+        kind_status=kind_status,
+        ignored=ignored,
+    )
+
+
+def _snapshot_create(
+    *,
+    cluster: Cluster,
+    counts: Counter[str],
+    blob_ids: list[int],
+    source: str,
+    captured_at: datetime,
+    server_version: str,
+    api_versions: Sequence[str],
+    kind_status: dict[str, dict[str, Any]] | None,
+    ignored: dict[str, int] | None,
+) -> Snapshot:
+    """The Snapshot row for objects whose blobs are stored (inside the storing transaction).
+
+    A kind's status is the one given (by a capture, or a bundle's SnapshotInfo), else "ok" or
+    "absent" by its count. An "absent" that was given gets ``"listed": true``: someone listed
+    the kind and found none, which proves there are none (SnapshotMeta.unproven); an "absent"
+    only counted (a bundle without the kind) proves nothing.
+    """
     kinds = {}
     for kind in KINDS:
         given = (kind_status or {}).get(kind) or {}
         status = given.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": given.get("message", "")}
+        if status == "absent" and (given.get("status") or source in LISTING_SOURCES):
+            kinds[kind]["listed"] = True
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
-    with gc_paused():  # the objects are millions of containers, not to be scanned again
-        blob_ids = _blobs_store(objects, staged or {})
-    return Snapshot.objects.create(
+    snapshot = Snapshot.objects.create(
         cluster=cluster,
         source=source,
         status=Snapshot.Status.PARTIAL if partial else Snapshot.Status.COMPLETE,
@@ -306,10 +352,42 @@ def snapshot_store(
         server_version=server_version,
         api_versions=list(api_versions),
         kinds=kinds,
-        object_count=len(objects),
+        object_count=sum(counts.values()),
         ignored=dict(ignored or {}),
         members=members.pack(blob_ids),
     )
+    analysis_request(snapshot)  # the analyse task runs once this transaction commits
+    return snapshot
+
+
+class _BlobSink:
+    """Stores a bundle's objects as the parser hands them over, a batch at a time, so that
+    only the batch is in memory (inside the importing transaction: a refused bundle leaves
+    nothing)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.blob_ids: list[int] = []
+        self._batch: list[tuple[ObjectKey, BlobRow]] = []
+
+    def add(self, key: ObjectKey, obj: dict[str, Any]) -> None:
+        self.counts[key[0]] += 1
+        self._batch.append((key, _blob_row(key, obj)))
+        if len(self._batch) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._batch:
+            return
+        rows = {row[0]: row for _, row in self._batch}
+        found = _blob_ids(list(rows))
+        new = [row for digest, row in rows.items() if digest not in found]
+        if new:
+            found.update(_blobs_insert(new))
+            if len(found) < len(rows):  # stored meanwhile by another transaction
+                found.update(_blob_ids([d for d in rows if d not in found]))
+        self.blob_ids += [found[row[0]] for _, row in self._batch]
+        self._batch = []
 
 
 def _blobs_store(objects: dict[ObjectKey, dict[str, Any]], staged: Staged) -> list[int]:
@@ -350,16 +428,46 @@ def _blobs_find_or_insert(
 
 def bundle_import(
     *,
-    files: Sequence[tuple[str, bytes]],
+    files: Sequence[tuple[str, Source]],
     cluster_name: str | None = None,
     source: str = Snapshot.Source.IMPORT,
+    validate: bool = True,
 ) -> Snapshot:
-    """Parse bundle files and store them as one snapshot.
+    """Parse bundle files and store them as one snapshot, object by object as they are read.
 
-    Raises BundleError, and then stores nothing.
+    Files are bytes or binary file objects (read as a stream: a large JSON bundle is never all in
+    memory, see parse_bundle). Raises BundleError, and then stores nothing.
     """
-    bundle = parse_bundle(files, max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES)
-    return _store_bundle(bundle, cluster_name=cluster_name, source=source)
+    if cluster_name:  # a bad name is refused before anything is read
+        try:
+            cluster_name_validator(cluster_name)
+        except ValidationError as exc:
+            raise BundleError("cluster name", f"{cluster_name!r}: {exc.messages[0]}") from None
+    with transaction.atomic(), gc_paused():
+        _blob_lock(exclusive=False)
+        sink = _BlobSink()
+        bundle = parse_bundle(
+            files,
+            max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES,
+            on_object=sink.add,
+            validate=validate,
+        )
+        sink.flush()
+        info = bundle.info
+        captured_at = _captured_at(bundle)
+        ignored = Counter(info.get("ignored") or {})
+        ignored.update(bundle.ignored)
+        return _snapshot_create(
+            cluster=cluster_for_name(cluster_name or info.get("cluster") or "imported"),
+            counts=sink.counts,
+            blob_ids=sink.blob_ids,
+            source=source,
+            captured_at=captured_at,
+            server_version=info.get("serverVersion") or "",
+            api_versions=info.get("apiVersions") or [],
+            kind_status=info.get("kinds"),
+            ignored=dict(ignored),
+        )
 
 
 # Capture times outside these years are mistakes, and some cannot be read back from PostgreSQL
@@ -396,24 +504,6 @@ def _captured_at(bundle: Bundle) -> datetime:
     return parsed
 
 
-def _store_bundle(bundle: Bundle, *, cluster_name: str | None, source: str) -> Snapshot:
-    info = bundle.info
-    captured_at = _captured_at(bundle)  # before anything is stored
-    ignored = Counter(info.get("ignored") or {})
-    ignored.update(bundle.ignored)
-    with transaction.atomic():
-        return snapshot_store(
-            cluster=cluster_for_name(cluster_name or info.get("cluster") or "imported"),
-            objects=bundle.objects,
-            source=source,
-            captured_at=captured_at,
-            server_version=info.get("serverVersion") or "",
-            api_versions=info.get("apiVersions") or [],
-            kind_status=info.get("kinds"),
-            ignored=dict(ignored),
-        )
-
-
 def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
     """The SnapshotInfo spec that describes a stored snapshot in a bundle."""
     return {
@@ -421,9 +511,12 @@ def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
         "capturedAt": snapshot.captured_at.isoformat(),
         "serverVersion": snapshot.server_version,
         "apiVersions": snapshot.api_versions,
+        # Only kinds someone listed: "absent" from a bundle that never had them proves nothing,
+        # and must not turn into a proof when the export is imported again.
         "kinds": {
             kind: {"status": v["status"], "message": v.get("message", "")}
             for kind, v in snapshot.kinds.items()
+            if v.get("listed", snapshot.source in LISTING_SOURCES) or v["status"] != "absent"
         },
         "ignored": snapshot.ignored,
     }
@@ -465,6 +558,57 @@ def blobs_prune(*, among: Sequence[int] | None = None) -> int:
     return deleted
 
 
+# Text that stored objects hold only when they still need redacting (see dradash.dra.redact).
+_UNREDACTED_MARKS = ('"managedFields"', LAST_APPLIED, '"env"')
+
+
+@transaction.atomic
+def blobs_redact(
+    *, blob_model: Any = ObjectBlob, snapshot_model: Any = Snapshot, batch: int = 500
+) -> tuple[int, int]:
+    """Redact stored objects as every path in now does (snapshots stored before it did).
+
+    Returns (blobs rewritten in place, blobs merged into an equal one). Blobs are deduplicated by
+    digest, so a redacted blob may equal one already stored (the same Pod captured redacted
+    later, or two that differed only in managedFields): the snapshots that listed it in their
+    packed ``members`` then list the stored one instead, and it is deleted. The models are
+    parameters so that the data migration can pass its historical ones.
+    """
+    _blob_lock(exclusive=True)
+    marked = Q()
+    for mark in _UNREDACTED_MARKS:
+        marked |= Q(data__contains=mark)
+    ids = list(blob_model.objects.filter(marked).order_by("id").values_list("id", flat=True))
+    merged: dict[int, int] = {}
+    rewritten = 0
+    for start in range(0, len(ids), batch):
+        rows = blob_model.objects.filter(id__in=ids[start : start + batch]).values_list(
+            "id", "data"
+        )
+        for blob_id, data in rows:
+            obj = json.loads(data)
+            redacted = _raw_json_utf8(redact(obj))
+            if redacted.decode() == data:
+                continue  # "env" without values, or the mark only inside some text
+            digest = hashlib.sha256(redacted).hexdigest()
+            same = blob_model.objects.filter(digest=digest).values_list("id", flat=True).first()
+            if same is not None:
+                merged[blob_id] = same
+                continue
+            blob_model.objects.filter(id=blob_id).update(data=redacted.decode(), digest=digest)
+            rewritten += 1
+    if merged:
+        for snapshot_id, packed in snapshot_model.objects.values_list("id", "members").iterator():
+            old = members.unpack(packed)
+            if any(i in merged for i in old):
+                new = members.pack(merged.get(i, i) for i in old)
+                snapshot_model.objects.filter(id=snapshot_id).update(members=new)
+        merged_ids = sorted(merged)
+        for start in range(0, len(merged_ids), BATCH):
+            blob_model.objects.filter(id__in=merged_ids[start : start + BATCH]).delete()
+    return rewritten, len(merged)
+
+
 @transaction.atomic
 def demo_load() -> list[Snapshot]:
     """Replace the demo cluster's snapshots with freshly built ones (see dradash.demo.cluster)."""
@@ -493,47 +637,106 @@ def demo_load() -> list[Snapshot]:
 
 # --- uploads through the web: a run, finished by a Celery task ---------------------------
 
+# Uploaded files are kept in the database until the worker has read them, as RunFile rows of at
+# most this many bytes each (in id order): neither the web process nor the worker ever holds a
+# whole file, which may be hundreds of MiB.
+UPLOAD_CHUNK = 4 * 1024 * 1024
+
 
 @transaction.atomic
 def upload_run_create(
-    *, files: Sequence[tuple[str, bytes]], cluster_name: str, user: Any = None
+    *, files: Sequence[tuple[str, bytes | Any]], cluster_name: str, user: Any = None
 ) -> SnapshotRun:
+    """Queue an upload run for files given as bytes or as binary file objects (read in chunks)."""
     run = SnapshotRun.objects.create(
         kind=SnapshotRun.Kind.UPLOAD,
         cluster_name=cluster_name,
         requested_by=user if user is not None and user.is_authenticated else None,
     )
-    RunFile.objects.bulk_create([RunFile(run=run, filename=n, data=d) for n, d in files])
+    for filename, data in files:
+        stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
+        if hasattr(stream, "seek"):
+            stream.seek(0)
+        while True:
+            chunk = stream.read(UPLOAD_CHUNK)
+            RunFile.objects.create(run=run, filename=filename, data=chunk)
+            if len(chunk) < UPLOAD_CHUNK:
+                break
     from dradash.snapshots.tasks import upload_run_process
 
     upload_run_process.delay_on_commit(run.pk)
     return run
 
 
+class RunFileReader(io.RawIOBase):
+    """A stored upload read back chunk by chunk: one RunFile row in memory at a time."""
+
+    def __init__(self, chunk_ids: list[int]) -> None:
+        self._ids = list(chunk_ids)
+        self._chunk = b""
+        self._at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._at >= len(self._chunk):
+            if not self._ids:
+                return 0
+            data = RunFile.objects.filter(id=self._ids.pop(0)).values_list("data", flat=True)
+            self._chunk, self._at = bytes(data.get()), 0
+        n = min(len(buffer), len(self._chunk) - self._at)
+        buffer[:n] = self._chunk[self._at : self._at + n]
+        self._at += n
+        return n
+
+
+def _run_files(run: SnapshotRun) -> list[tuple[str, Any]]:
+    """The run's files in upload order, each as a reader over its chunks (a file's last chunk
+    is the one shorter than UPLOAD_CHUNK, so two files of the same name stay apart)."""
+    files: list[tuple[str, list[int]]] = []
+    last_full = False
+    rows = run.files.order_by("id").values_list("id", "filename", Length("data"))
+    for chunk_id, filename, size in rows:
+        if last_full and files and files[-1][0] == filename:
+            files[-1][1].append(chunk_id)
+        else:
+            files.append((filename, [chunk_id]))
+        last_full = size >= UPLOAD_CHUNK
+    return [(name, io.BufferedReader(RunFileReader(ids), UPLOAD_CHUNK)) for name, ids in files]
+
+
+WORKER_LOST = (
+    "worker lost while importing (killed, for example for want of memory, or the machine "
+    "stopped); nothing was stored"
+)
+
+
 def upload_run_process(run_id: int) -> None:
     """Import a queued upload run. Safe to call twice: only one caller claims the run.
 
-    A run left "running" for longer than the task time limit belonged to a worker that died;
-    the redelivered task (acks_late) takes it over.
+    The task is delivered again only when the worker that ran it was lost (acks_late with
+    reject_on_worker_lost): a run found running then is marked failed, not retried, so that a
+    bundle that kills its worker cannot do so in a loop.
     """
     now = timezone.now()
-    stale = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-    claimed = (
-        SnapshotRun.objects.filter(id=run_id)
-        .filter(
-            Q(status=SnapshotRun.Status.QUEUED)
-            | Q(status=SnapshotRun.Status.RUNNING, started_at__lt=stale)
-        )
-        .update(status=SnapshotRun.Status.RUNNING, started_at=now)
+    claimed = SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.QUEUED).update(
+        status=SnapshotRun.Status.RUNNING, started_at=now
     )
     if not claimed:
-        logger.info("upload run %s is not queued (already taken or gone)", run_id)
+        lost = SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.RUNNING)
+        if lost.update(status=SnapshotRun.Status.FAILED, error=WORKER_LOST, finished_at=now):
+            logger.warning("upload run %s: %s", run_id, WORKER_LOST)
+            RunFile.objects.filter(run_id=run_id).delete()
+        else:
+            logger.info("upload run %s is not queued (already finished or gone)", run_id)
         return
     run = SnapshotRun.objects.get(id=run_id)
-    files = [(f.filename, bytes(f.data)) for f in run.files.all()]
     try:
         snapshot = bundle_import(
-            files=files, cluster_name=run.cluster_name or None, source=Snapshot.Source.UPLOAD
+            files=_run_files(run),
+            cluster_name=run.cluster_name or None,
+            source=Snapshot.Source.UPLOAD,
         )
     except BundleError as exc:
         _run_finish(run, error=str(exc))
@@ -543,6 +746,26 @@ def upload_run_process(run_id: int) -> None:
         _run_finish(run, error="internal error while importing; see the worker log")
         raise
     _run_finish(run, snapshot=snapshot)
+
+
+def upload_runs_reap(*, now: datetime | None = None) -> int:
+    """Fail upload runs still running past the task time limit: their worker, and the message
+    that would have been delivered again, were lost. How many."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    lost = list(
+        SnapshotRun.objects.filter(
+            kind=SnapshotRun.Kind.UPLOAD, status=SnapshotRun.Status.RUNNING, started_at__lt=stale
+        ).values_list("id", flat=True)
+    )
+    failed = 0
+    for run_id in lost:
+        with transaction.atomic():
+            failed += SnapshotRun.objects.filter(
+                id=run_id, status=SnapshotRun.Status.RUNNING
+            ).update(status=SnapshotRun.Status.FAILED, error=WORKER_LOST, finished_at=now)
+            RunFile.objects.filter(run_id=run_id).delete()
+    return failed
 
 
 @transaction.atomic

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
-from django.http import HttpResponse, StreamingHttpResponse
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from dradash.explorer.selectors import snapshot_findings, snapshot_summary
+from dradash.analysis.models import SnapshotAnalysis
+from dradash.analysis.selectors import snapshot_findings, stuck_pods
+from dradash.analysis.views import analysed
 from dradash.htmx import HtmxHttpRequest, template_for
-from dradash.readiness.selectors import checklist_tally, snapshot_checklist
 from dradash.snapshots.forms import UploadForm
-from dradash.snapshots.models import SnapshotRun
+from dradash.snapshots.models import Snapshot, SnapshotRun
 from dradash.snapshots.selectors import (
     cluster_list_with_snapshots,
     run_list,
     snapshot_list,
-    snapshot_state,
 )
 from dradash.snapshots.services import bundle_export, upload_run_create
 
@@ -35,17 +38,21 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def snapshot_detail(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
-    state = snapshot_state(snapshot)
+@analysed
+def snapshot_detail(
+    request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
+) -> HttpResponse:
+    stuck, stuck_total = stuck_pods(snapshot)
     return render(
         request,
         template_for(request, "snapshots/overview.html", "content"),
         {
             "snapshot": snapshot,
-            "summary": snapshot_summary(state),
-            "findings": snapshot_findings(state),
-            "checklist": checklist_tally(snapshot_checklist(state)),
+            "summary": analysis.summary,
+            "stuck": stuck,
+            "stuck_total": stuck_total,
+            "findings": snapshot_findings(snapshot),
+            "checklist": analysis.summary.get("checklist", {}),
         },
     )
 
@@ -61,13 +68,71 @@ def snapshot_bundle(request: HtmxHttpRequest, snapshot_id: int) -> StreamingHttp
     return response
 
 
+class _UploadLimit(FileUploadHandler):
+    """Stops reading an upload request once it is over DRADASH_UPLOAD_MAX_BYTES (for requests
+    that do not say their length; those that do are refused before any byte is read)."""
+
+    def __init__(self, request: HttpRequest | None = None) -> None:
+        super().__init__(request)
+        self.received = 0
+        self.exceeded = False
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        self.received += len(raw_data)
+        if self.received > settings.DRADASH_UPLOAD_MAX_BYTES:
+            self.exceeded = True
+            raise StopUpload(connection_reset=True)
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None
+
+
+def _too_large(request: HtmxHttpRequest, size: int | None) -> HttpResponse:
+    form = UploadForm()
+    form.full_clean()  # an unbound form: no field errors, room for this one
+    form.cleaned_data = {}
+    limit = settings.DRADASH_UPLOAD_MAX_BYTES
+    shown = f"{size:,} bytes" if size else "too large"
+    form.add_error(
+        None,
+        f"The upload is {shown}, over the limit of {limit:,} bytes for one request "
+        "(DRADASH_UPLOAD_MAX_BYTES); nothing was stored. Import large bundles with "
+        "`python manage.py import_bundle`, or upload the files one by one.",
+    )
+    return render(
+        request,
+        template_for(request, "snapshots/upload.html", "content"),
+        {"form": form},
+        status=413,
+    )
+
+
+@csrf_exempt  # CSRF is checked by _upload: the size limit must be in place before the body is read
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > settings.DRADASH_UPLOAD_MAX_BYTES:
+            return _too_large(request, length)
+        request.upload_handlers.insert(0, _UploadLimit(request))
+    return _upload(request)
+
+
+@csrf_protect
+def _upload(request: HtmxHttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        if any(getattr(h, "exceeded", False) for h in request.upload_handlers):
+            return _too_large(request, None)  # request.POST was read (CSRF): the limit is known
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
-            files = [(f.name or "upload", f.read()) for f in form.cleaned_data["files"]]
+            # The files go to the database a chunk at a time (Django keeps uploads over
+            # FILE_UPLOAD_MAX_MEMORY_SIZE in temporary files): never whole in memory.
+            files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
             run = upload_run_create(
                 files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
             )

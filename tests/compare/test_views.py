@@ -186,7 +186,13 @@ def _hostile(phase: str, extra: str) -> bytes:
             {
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceClaim",
-                "metadata": {"name": XSS_NAME + extra, "namespace": "default"},
+                # The API server (and so the import) refuses such a name in a ResourceClaim;
+                # the hostile text goes in an annotation.
+                "metadata": {
+                    "name": f"claim{extra}",
+                    "namespace": "default",
+                    "annotations": {XSS: XSS_NAME + extra},
+                },
                 "spec": {"devices": {"requests": []}},
             },
         ]

@@ -96,13 +96,21 @@ def test_kubectl_list_json_is_read_item_by_item() -> None:
     assert not bundle.ignored
 
 
+SLICE_SPEC = {
+    "driver": "d",
+    "nodeName": "n",
+    "pool": {"name": "n", "generation": 1, "resourceSliceCount": 1},
+    "devices": [],
+}
+
+
 def test_typed_list_items_get_the_kind_and_api_version_of_the_list() -> None:
     data = json.dumps(
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceSliceList",
             "metadata": {"resourceVersion": "123"},
-            "items": [{"metadata": {"name": "s1"}, "spec": {"driver": "d", "devices": []}}],
+            "items": [{"metadata": {"name": "s1"}, "spec": SLICE_SPEC}],
         }
     )
 
@@ -113,7 +121,7 @@ def test_typed_list_items_get_the_kind_and_api_version_of_the_list() -> None:
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceSlice",
             "metadata": {"name": "s1"},
-            "spec": {"driver": "d", "devices": []},
+            "spec": SLICE_SPEC,
         }
     }
 
@@ -868,8 +876,8 @@ ROUND_TRIP_FILES = [
     "dra-example-driver__README__resourceslice-list-8gpu.yaml",
     "nvidia-gpu__legacy-v1alpha3__imex-resourceslice.yaml",
     "nvidia-gpu__demo__specs__quickstart__v1__gpu-test1.yaml",
-    "k8s-api__roundtrip-testdata__resource.k8s.io.v1.ResourceClaim.yaml",
-    "k8s-api__roundtrip-testdata__resource.k8s.io.v1beta1.ResourceSlice.yaml",
+    "nvidia-gpu__demo__specs__quickstart__v1beta1__gpu-test-mps.yaml",
+    "intel__doc-gaudi-USAGE__resourceslice-output.yaml",
     "nvidia-gpu__demo__specs__quickstart__v1__imex-test1.yaml",
 ]
 
@@ -932,13 +940,19 @@ def _must_parse() -> list[str]:
     #   nvidia-gpu__docs__allocating-gpus__frag-devices-{1,2}.yaml,
     #   nvidia-gpu__docs__gpu-health-checking__device-taint.json (json fragment),
     #   nvidia-gpu__docs__resourceslice-attributes__device-{full-gpu,mig,vfio}.yaml.
+    # Excluded although it parses: a List whose device is the placeholder "- ...", which the
+    # API server refuses (spec.devices[0] is not a device) and so does the import.
     return sorted(
         name
         for name, row in _index_rows().items()
         if name.startswith(("dra-example-driver__", "nvidia-gpu__"))
         and row["parse"] in ("ok", "ok(json)")
         and "fragment" not in row["kinds"]
+        and name not in NOT_VALID_AS_IS
     )
+
+
+NOT_VALID_AS_IS = {"nvidia-gpu__docs__view-resources__resourceslice-list-skeleton.yaml"}
 
 
 MUST_PARSE = _must_parse()

@@ -17,6 +17,7 @@ import pytest
 from dradash.demo import cluster as demo
 from dradash.dra.checklist import CheckItem, evaluate
 from dradash.dra.findings import find
+from dradash.dra.kinds import KINDS
 from dradash.dra.state import ClusterState, SnapshotMeta
 
 from .builders import (
@@ -286,7 +287,7 @@ def test_unreadable_device_classes_make_driver_coverage_unknown() -> None:
     check = item(state, "device-classes-cover-drivers", forbidden("DeviceClass"))
 
     assert check.status == "unknown"
-    assert "DeviceClass could not be read" in check.summary
+    assert "DeviceClasses could not be read" in check.summary
 
 
 # --- 3. Slices report nodes and attributes ---------------------------------------------------
@@ -434,7 +435,7 @@ def test_unreadable_claims_make_claim_references_unknown() -> None:
 
     check = item(state, "claim-references-match", forbidden("ResourceClaim"))
     assert check.status == "unknown"
-    assert "ResourceClaim could not be read" in check.summary
+    assert "ResourceClaims could not be read" in check.summary
 
 
 # --- 6. No Pod bypasses the scheduler with nodeName ------------------------------------------
@@ -518,10 +519,15 @@ def test_claims_in_use_pass_and_unreadable_pods_make_leaks_unknown() -> None:
 
     assert item(state, "no-leaked-claims").status == "pass"
     assert item(state, "no-leaked-claims", forbidden("Pod")).status == "unknown"
-    claims_only = build(*[o for o in healthy_cluster() if o["kind"] != "Pod"])
-    check = item(claims_only, "no-leaked-claims")
+    objects = [o for o in healthy_cluster() if o["kind"] != "Pod"]
+    imported = {
+        k: {"status": "ok" if any(o["kind"] == k for o in objects) else "absent"} for k in KINDS
+    }
+    claims_only = build(*objects, meta=dataclasses.replace(SERVED, source="import"))
+    check = item(claims_only, "no-leaked-claims", imported)
     assert check.status == "unknown"
-    assert "Pods were not captured" in check.summary
+    assert "Pods are not in the imported bundle" in check.summary
+    assert "kubectl get pods -A -o yaml" in check.next_step
 
 
 # --- 8. Capacity covers the Job parallelism in flight ----------------------------------------
@@ -563,7 +569,7 @@ def test_jobs_that_were_not_captured_make_capacity_unknown() -> None:
     forbidden_jobs = build(*example_cluster())
     check = item(forbidden_jobs, "capacity-covers-job-parallelism", forbidden("Job"))
     assert check.status == "unknown"
-    assert "Job could not be read" in check.summary
+    assert "Jobs could not be read" in check.summary
 
 
 # --- the demo cluster ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 
 from dradash.demo import cluster as demo
 from dradash.dra.findings import Finding, find, pod_priority
+from dradash.dra.kinds import KINDS
 from dradash.dra.state import ClusterState, SnapshotMeta
 
 from .builders import (
@@ -46,6 +47,14 @@ SHARED_ACROSS_PODS = (
 
 def build(*objects: dict[str, Any], meta: SnapshotMeta | None = None) -> ClusterState:
     return ClusterState.build(objects, meta)
+
+
+def imported(*objects: dict[str, Any]) -> ClusterState:
+    """The state of a bundle imported as it is: kinds it has none of are unproven."""
+    kinds = {
+        k: {"status": "ok" if any(o["kind"] == k for o in objects) else "absent"} for k in KINDS
+    }
+    return ClusterState.build(objects, SnapshotMeta(kinds=kinds, source="import"))
 
 
 def of(state: ClusterState, code: str) -> list[Finding]:
@@ -273,7 +282,7 @@ def test_no_orphan_when_the_owner_exists_the_claim_is_not_generated_or_pods_were
 
     assert of(build(p, mine, hand_made), "orphaned-claim") == []
     gone = generated_claim(pod("gone", uid="uid-gone"), "gpu")
-    assert of(build(gone), "orphaned-claim") == []  # a snapshot without any Pods
+    assert of(imported(gone), "orphaned-claim") == []  # Pods not in the bundle
 
 
 # --- allocated-unreserved --------------------------------------------------------------------
@@ -353,7 +362,8 @@ def test_reservations_found_by_uid_or_by_name_are_fine() -> None:
     lonely = claim("elsewhere", results=[result(pool=WORKER)], reserved_for=[consumer(p0)])
 
     assert of(build(*example_cluster(), p0, p1, c), "reserved-for-missing-pod") == []
-    assert of(build(*example_cluster(), lonely), "reserved-for-missing-pod") == []  # no Pods
+    no_pods = imported(*example_cluster(), lonely)
+    assert of(no_pods, "reserved-for-missing-pod") == []  # Pods not in the bundle
 
 
 # --- reserved-for-finished-pod ---------------------------------------------------------------

@@ -22,6 +22,7 @@ def test_pod_diagnosis_has_the_designed_shape(api_client, demo) -> None:
         "next_steps",
         "findings",
         "chain",
+        "history",
     }
     assert (data["stage"], data["reason"]) == ("claim-unallocated", "devices-exhausted")
     assert data["evidence"][0] == {
@@ -144,3 +145,25 @@ def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
     joined = next(p for p in pools if p["pool"] == "gpu-example-worker-3")
     assert (joined["slices"], joined["resource_slice_count"], joined["complete"]) == (1, 2, False)
     assert get(api_client, "api-pools", 999999).status_code == 404
+
+
+def test_explain_answers_on_every_node_and_gives_the_allocation(api_client, demo) -> None:
+    """DESIGN: ``nodes`` is the allocator's answer on every node the Pod may use, in name order;
+    ``allocation`` what the scheduler would write when the claims fit."""
+    data = get(
+        api_client, "api-claim-explain", demo[0].pk, "render", "render-farm-6-05b2e-gpus-9927f"
+    ).json()
+    assert data["allocatable"] is False
+    names = [n["node"] for n in data["nodes"]]
+    assert names and names == sorted(names)
+    assert {n["outcome"] for n in data["nodes"]} <= {"fit", "nofit", "node-error", "error"}
+    assert all(n["outcome"] != "fit" for n in data["nodes"])
+    assert data["allocation"] == []
+
+
+def test_the_claim_page_counts_the_allocators_answer_per_node(client_logged_in, demo) -> None:
+    html = client_logged_in.get(
+        reverse("claim-detail", args=[demo[0].pk, "render", "render-farm-6-05b2e-gpus-9927f"])
+    ).content.decode()
+    assert "node the Pod may use" in html
+    assert "nofit" in html

@@ -12,9 +12,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from dradash.explorer.charts import BarRow, bar_chart, stacked_bar
 from dradash.sharing.services import share_link_create
-from dradash.snapshots.services import bundle_import
+from dradash.ui.charts import BarRow, bar_chart, stacked_bar
 from tests.dra.builders import (
     claim,
     consumer,
@@ -27,6 +26,7 @@ from tests.dra.builders import (
     result,
     taint_rule,
 )
+from tests.stored import analysed, import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -135,6 +135,23 @@ def troubled_cluster() -> list[dict[str, Any]]:
     ]
 
 
+def stored_unvalidated(objects: list[dict[str, Any]]) -> Any:
+    from django.utils import timezone
+
+    from dradash.dra.kinds import kind_of, object_key
+    from dradash.snapshots.services import cluster_for_name, snapshot_store
+
+    keyed = {object_key(kind_of(o), o): o for o in objects}
+    return analysed(
+        snapshot_store(
+            cluster=cluster_for_name("troubled"),
+            objects=keyed,
+            source="import",
+            captured_at=timezone.now(),
+        )
+    )
+
+
 def snapshot_of(objects: list[dict[str, Any]], version: str = "") -> Any:
     if version:
         objects = [
@@ -147,7 +164,7 @@ def snapshot_of(objects: list[dict[str, Any]], version: str = "") -> Any:
             *objects,
         ]
     data = json.dumps(objects).encode()
-    return bundle_import(files=[("cluster.json", data)], cluster_name="troubled")
+    return import_analysed(files=[("cluster.json", data)], cluster_name="troubled")
 
 
 @pytest.fixture
@@ -186,7 +203,7 @@ def test_inventory_counts_devices_as_the_allocator_would_use_them(
     assert "12 devices in the pools the allocator would use" in html
     assert ">2 allocated</a>" in html and ">4 free</a>" in html and ">2 tainted</a>" in html
     assert ">4 free but in pools the allocator skips</a>" in html
-    assert "The snapshot does not say its Kubernetes version: rules of 1.36" in html
+    assert "The snapshot does not say its Kubernetes version: rules of 1.37" in html
     # Per class: 10 example GPUs: 1 allocated, 3 free, 2 tainted, 4 in skipped pools.
     link = filtered
     for params, count in (
@@ -334,9 +351,10 @@ def test_a_device_row_names_its_claim_pods_taints_classes_and_attributes(
 
 
 def test_the_node_chart_shows_the_busiest_and_the_most_free_nodes(
-    client_logged_in, troubled, monkeypatch
+    client_logged_in, monkeypatch
 ) -> None:
-    monkeypatch.setattr("dradash.explorer.selectors.NODES_SHOWN", 1)
+    monkeypatch.setattr("dradash.dra.analysis.NODES_SHOWN", 1)  # when the analysis runs
+    troubled = snapshot_of(troubled_cluster())
     html = get(client_logged_in, troubled)
     charts = re.findall(r'<svg class="chart bars".*?</svg>', html, re.S)
     assert len(charts) == 2
@@ -399,7 +417,7 @@ def test_pools_api_has_stale_slices_duplicates_and_counters(api_client, troubled
     assert pools["pool"]["counter_sets"] == [
         {
             "name": "gpu-1-counters",
-            "counters": [{"name": "memory", "total": "8Gi", "consumed": "6Gi"}],
+            "counters": [{"name": "memory", "total": "8Gi", "consumed": "6Gi", "fraction": 0.75}],
         }
     ]
 
@@ -430,7 +448,9 @@ def test_hostile_names_are_escaped_in_html_and_svg(client_logged_in, api_client)
         ),
         resource_slice(f"old-{IMG}", driver=SCRIPT, pool=f"pool-{IMG}", node_name=hostile_node),
     ]
-    snapshot = snapshot_of(objects)
+    # The import refuses these names as the API server does (dradash.dra.validation); snapshots
+    # stored before it did may hold them, so they are stored here as they were then.
+    snapshot = stored_unvalidated(objects)
     html = get(client_logged_in, snapshot)
     for raw in ("<script>alert", "<img src=x", "<svg onload"):
         assert raw not in html, raw

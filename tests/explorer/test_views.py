@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
 
-from dradash.snapshots.services import bundle_import
+from tests.stored import import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -73,9 +74,27 @@ def test_claims_list_pages_through_large_snapshots(client_logged_in, monkeypatch
     monkeypatch.setattr("dradash.explorer.views.PAGE_SIZE", 5)
     first = page(client_logged_in, "claim-list", demo[0].pk)
     assert "page 1 of 5" in first
-    last = page(client_logged_in, "claim-list", demo[0].pk, page="5")
+    last = page(client_logged_in, "claim-list", demo[0].pk, page="5", sort="namespace")
     assert "page 5 of 5" in last
-    assert "team-amd/" in last
+    assert "team-amd/" in last  # sorted by namespace, the last namespace's claims come last
+    # The pager keeps the sort order.
+    assert "sort=namespace" in first or "sort=namespace" in page(
+        client_logged_in, "claim-list", demo[0].pk, sort="namespace"
+    )
+
+
+def test_lists_sort_worst_stage_first_by_default(client_logged_in, demo) -> None:
+    pods = page(client_logged_in, "pod-list", demo[0].pk)
+    order = [s for s in ("pod-pending", "claim-unallocated", "healthy") if s in pods]
+    assert order == ["pod-pending", "claim-unallocated", "healthy"]
+    positions = [
+        pods.index(f'badge-{b}">{s}')
+        for s, b in (("pod-pending", "warn"), ("claim-unallocated", "bad"), ("healthy", "ok"))
+    ]
+    assert positions == sorted(positions)
+    by_name = page(client_logged_in, "pod-list", demo[0].pk, sort="name")
+    names = re.findall(r'pods/[^/"]+/([^/"]+)/"', by_name)
+    assert names == sorted(names)
 
 
 # --- pods list ---------------------------------------------------------------------------
@@ -250,7 +269,9 @@ def test_cluster_strings_are_rendered_escaped(client_logged_in) -> None:
                         {
                             "name": "gpu",
                             "exactly": {
-                                "deviceClassName": XSS,
+                                # A class name the API server accepts (the import refuses
+                                # others); the selector still carries the hostile text.
+                                "deviceClassName": "gpu.example.com",
                                 "selectors": [{"cel": {"expression": f'device.driver == "{XSS}"'}}],
                             },
                         }
@@ -268,7 +289,7 @@ def test_cluster_strings_are_rendered_escaped(client_logged_in) -> None:
             "type": "Warning",
         },
     ]
-    snapshot = bundle_import(files=[("xss.json", json.dumps(objects).encode())], cluster_name="x")
+    snapshot = import_analysed(files=[("xss.json", json.dumps(objects).encode())], cluster_name="x")
     for name, args in (
         ("pod-detail", ("default", "web")),
         ("claim-detail", ("default", "claim")),

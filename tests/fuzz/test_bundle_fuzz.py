@@ -26,10 +26,11 @@ from django.urls import reverse
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from dradash.analysis.services import analysis_run
 from dradash.clusters.models import Cluster
 from dradash.dra.bundle import Bundle, BundleError, parse_bundle
 from dradash.snapshots.models import ObjectBlob, Snapshot
-from dradash.snapshots.selectors import snapshot_objects, state_cache
+from dradash.snapshots.selectors import snapshot_members, snapshot_objects
 from dradash.snapshots.services import bundle_import, raw_json
 from tests.fuzz.strategies import (
     bundle_bytes,
@@ -120,10 +121,10 @@ def table_counts() -> tuple[int, int, int]:
 def rolled_back() -> Iterator[None]:
     """Each example in a savepoint that is undone afterwards: the next starts from the same rows."""
     with transaction.atomic():
-        state_cache.clear()
+        snapshot_members.clear()
         yield
         transaction.set_rollback(True)
-    state_cache.clear()
+    snapshot_members.clear()
 
 
 def snapshot_pages(
@@ -186,6 +187,7 @@ def import_and_check(client: Any, data: bytes, *, changed_pages: bool = False) -
         return
     assert Snapshot.objects.count() == before[0] + 1
     event("imported")
+    analysis_run(snapshot.pk)  # what the analyse task does next: it must not fail either
     snapshot.refresh_from_db()
     stored = list(snapshot_objects(snapshot, fields=("kind", "namespace", "name")))
     assert snapshot.object_count == len(stored)
@@ -193,6 +195,7 @@ def import_and_check(client: Any, data: bytes, *, changed_pages: bool = False) -
     for url in snapshot_pages(snapshot, all_of=changed):
         response = client.get(url)
         assert response.status_code == 200, url
+        assert b"Analysing this snapshot" not in response.content, url
 
 
 @pytest.mark.django_db

@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from dradash.snapshots.services import bundle_import
+from tests.stored import analysed, import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +86,7 @@ def test_a_healthy_cluster_passes_and_unknowns_say_why(client_logged_in) -> None
     )
     snapshot.kinds["Job"] = {"status": "forbidden", "count": 0, "message": "jobs is forbidden"}
     snapshot.save(update_fields=["kinds"])
+    analysed(snapshot)
     html = client_logged_in.get(reverse("snapshot-checklist", args=[snapshot.pk])).content.decode()
     assert "fail</strong>" not in html
     assert "cannot be judged from this snapshot" in html
@@ -105,8 +107,21 @@ def test_cluster_strings_on_the_checklist_are_escaped(client_logged_in) -> None:
             },
             "status": {"phase": "Pending"},
         },
+        # The bundle says templates and claims were listed and none found: the broken reference
+        # is then a fact (without it, a template absent from a bundle proves nothing).
+        {
+            "apiVersion": "dradash.io/v1",
+            "kind": "SnapshotInfo",
+            "metadata": {"name": "x"},
+            "spec": {
+                "kinds": {
+                    "ResourceClaimTemplate": {"status": "absent"},
+                    "ResourceClaim": {"status": "absent"},
+                }
+            },
+        },
     ]
-    snapshot = bundle_import(files=[("xss.json", json.dumps(objects).encode())], cluster_name="x")
+    snapshot = import_analysed(files=[("xss.json", json.dumps(objects).encode())], cluster_name="x")
     html = client_logged_in.get(reverse("snapshot-checklist", args=[snapshot.pk])).content.decode()
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert" in html

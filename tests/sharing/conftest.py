@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 
 from dradash.sharing.services import share_link_create
-from dradash.snapshots.services import bundle_import
+from tests.stored import import_analysed
 
 
 @pytest.fixture(autouse=True)
@@ -49,7 +49,7 @@ def tiny_bundle(cluster: str = "tiny") -> bytes:
 @pytest.fixture
 def tiny(db: None) -> list[Any]:
     """Two small snapshots of one cluster (for tests that need no demo content)."""
-    return [bundle_import(files=[("tiny.json", tiny_bundle())]) for _ in range(2)]
+    return [import_analysed(files=[("tiny.json", tiny_bundle())]) for _ in range(2)]
 
 
 @pytest.fixture

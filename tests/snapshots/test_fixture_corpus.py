@@ -39,6 +39,8 @@ def must_import() -> list[str]:
         if name.startswith(("dra-example-driver__", "nvidia-gpu__"))
         and row["parse"] in ("ok", "ok(json)")
         and "fragment" not in row["kinds"]
+        # A List whose device is the placeholder "- ...": the API server refuses it, and so do we.
+        and name != "nvidia-gpu__docs__view-resources__resourceslice-list-skeleton.yaml"
     )
 
 

@@ -1,4 +1,4 @@
-"""Kubernetes' DRA CEL environment on cel-python.
+"""Kubernetes' DRA CEL environment: cel-go's parser, checker and interpreter, ported.
 
 ``compile_selector(expression)`` checks and compiles a device selector the way
 ``k8s.io/dynamic-resource-allocation/cel`` does (a ``CelCompileError`` otherwise);

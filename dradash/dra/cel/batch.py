@@ -17,6 +17,11 @@ from typing import Any
 from dradash.dra.cel.compiler import Context, Program
 from dradash.dra.cel.device import DeviceInput, cel_device, conversion_error, projections
 from dradash.dra.cel.values import CelEvalError, Interrupted
+from dradash.dra.stack import on_fresh_stack
+
+# Not upstream (the scheduler bounds a whole Filter call at 10 s): no single device evaluation
+# may run longer than this, whatever deadline the caller gives.
+EVALUATION_TIME_LIMIT = 5.0  # also for callers without a deadline (allocator, findings)
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,18 @@ def evaluate_devices(
     columns: dict[tuple[str, ...], list[Any]] | None = None,
 ) -> list[DeviceVerdict]:
     """One verdict per device. ``errors`` are precomputed conversion errors and ``columns`` a
-    cache of attribute values for this list of devices (see device.py)."""
+    cache of attribute values for this list of devices (see device.py). Runs on a fresh stack
+    (dradash.dra.stack): its speed must not depend on how deep the caller is."""
+    return on_fresh_stack(_evaluate_devices, selectors, devices, errors, time_limit, columns)
+
+
+def _evaluate_devices(
+    selectors: Sequence[Selector],
+    devices: Sequence[DeviceInput],
+    errors: Sequence[str | None] | None,
+    time_limit: float | None,
+    columns: dict[tuple[str, ...], list[Any]] | None,
+) -> list[DeviceVerdict]:
     deadline = time.monotonic() + time_limit if time_limit else None
     reads = frozenset().union(*(s.program.reads for s in selectors))
     verdicts: list[DeviceVerdict | None] = [None] * len(devices)
@@ -72,10 +88,13 @@ def _evaluate(
         value = cel_device(device)
     except CelEvalError as exc:
         return DeviceVerdict(None, str(exc))
+    limit = time.monotonic() + EVALUATION_TIME_LIMIT
+    deadline = limit if deadline is None else min(deadline, limit)
     for selector in selectors:
         program = selector.program
         try:
             if not program.matches(value, Context(deadline=deadline)):
+                # Diagnostics only: failed_clauses never raises, so never changes the verdict.
                 return DeviceVerdict(
                     False,
                     failed_clauses=program.failed_clauses(value, Context(deadline=deadline)),

@@ -76,7 +76,10 @@ def cel_device(device: DeviceInput) -> dict[str, Any]:
         domain, ident = qualify(name, device.driver)
         value = raw.get("value") if isinstance(raw, dict) else raw
         try:
-            capacity.setdefault(domain, {})[ident] = _quantity(str(value))
+            q = _quantity(str(value))
+            if q._int64 is None:  # held as an inf.Dec, which add/sub may change in place
+                q = q.unshared()
+            capacity.setdefault(domain, {})[ident] = q
         except QuantityError as exc:
             raise CelEvalError(f"capacity {ident}: {exc}") from None
     return {

@@ -1,13 +1,34 @@
-"""Compiling selectors: length limit, parse, check, compile; compiled programs are cached."""
+"""Compiling selectors as ``k8s.io/dynamic-resource-allocation/cel`` does (compile.go at
+v0.36.2): the length limit, cel-go's parser, checker and AST validators, the result-type rule,
+then the program (planner.py). Compiled programs are cached."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from dradash.dra.cel.compiler import CelCompileError, Program, compile_expression
-from dradash.dra.cel.parser import CelSyntaxError, parse
+from dradash.dra.cel.checker import CheckError, check
+from dradash.dra.cel.compiler import CelCompileError, Program, plan
+from dradash.dra.cel.syntax import CelSyntaxError, parse
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
+
+
+def display(expression: str, errors: list[tuple[int, str]]) -> str:
+    """cel-go's Errors.ToDisplayString: "ERROR: <input>:line:col: message" and a snippet."""
+    lines = expression.split("\n")
+    out = []
+    for offset, message in errors:
+        if offset < 0:
+            out.append(f"ERROR: <input>:-1:0: {message}")
+            continue
+        line = expression.count("\n", 0, offset)
+        column = offset - (expression.rfind("\n", 0, offset) + 1)
+        text = f"ERROR: <input>:{line + 1}:{column + 1}: {message}"
+        snippet = lines[line].replace("\t", " ")
+        marker = "".join("\uff0e" if len(c.encode()) > 1 else "." for c in snippet[:column])
+        caret = "\uff3e" if column < len(snippet) and len(snippet[column].encode()) > 1 else "^"
+        out.append(f"{text}\n | {snippet}\n | {marker}{caret}")
+    return "\n".join(out)
 
 
 @lru_cache(maxsize=512)
@@ -18,21 +39,27 @@ def compile_selector(expression: str, *, consumable_capacity: bool = True) -> Pr
     DRAConsumableCapacity gate off would (no ``device.allowMultipleAllocations``); the scheduler
     evaluates stored expressions, which always know the field.
     """
-    if len(expression) > MAX_EXPRESSION_LENGTH:
+    size = len(expression.encode())
+    if size > MAX_EXPRESSION_LENGTH:
         raise CelCompileError(
             f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes "
-            f"(this expression has {len(expression)})"
+            f"(this expression has {size})"
         )
     try:
         tree = parse(expression)
-    except CelSyntaxError as exc:
-        raise CelCompileError(f"compilation failed: {exc}") from None
-    try:
-        return compile_expression(expression, tree, allow_multiple_allocations=consumable_capacity)
-    except CelCompileError as exc:
-        message = str(exc)
-        if message.startswith("must evaluate"):
-            raise
-        raise CelCompileError(f"compilation failed: ERROR: <input>: {message}") from None
+        checked = check(tree, allow_multiple_allocations=consumable_capacity)
+    except (CelSyntaxError, CheckError) as exc:
+        raise CelCompileError("compilation failed: " + display(expression, exc.errors)) from None
     except RecursionError:
-        raise CelCompileError("compilation failed: the expression is nested too deeply") from None
+        raise CelCompileError(
+            "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+        ) from None
+    output = checked.output_type
+    if output.kind not in ("bool", "any"):
+        raise CelCompileError(f"must evaluate to bool or the unknown type, not {output}")
+    try:
+        return plan(expression, checked)
+    except RecursionError:
+        raise CelCompileError(
+            "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+        ) from None

@@ -173,7 +173,7 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
 class Quantity:
     """An immutable resource.Quantity: exact value, format, and Go's internal representation."""
 
-    __slots__ = ("_value", "_int64", "format", "_s")
+    __slots__ = ("_value", "_int64", "format", "_s", "_shared")
 
     def __init__(
         self, value: Decimal, int64: tuple[int, int] | None, fmt: str, s: str | None = None
@@ -181,8 +181,27 @@ class Quantity:
         """Internal; use Quantity.parse. ``int64`` is (value, scale) for an int64Amount."""
         if value.is_zero():
             value = value.copy_abs()
-        for name, v in zip(self.__slots__, (value, int64, fmt, s), strict=True):
+        for name, v in zip(self.__slots__, (value, int64, fmt, s, None), strict=True):
             object.__setattr__(self, name, v)
+
+    def unshared(self) -> Quantity:
+        """A copy that shares nothing with this one (see aliasing_add)."""
+        return Quantity(self._value, self._int64, self.format, self._s)
+
+    def aliasing(self, other: Quantity | int, sign: int) -> Quantity:
+        """CEL add/sub exactly as the apiserver's library does them: on a copy of the receiver
+        (``copy := *q; copy.Add(y)``). A quantity held as an inf.Dec (one that does not fit an
+        int64, such as 8Ei) shares its *inf.Dec with that copy, and Add/Sub change it in place:
+        the receiver, and every quantity sharing it, take the new value too."""
+        result = self.add(other) if sign > 0 else self.sub(other)
+        if self._int64 is None:
+            group = self._shared if self._shared is not None else [self]
+            for member in group:
+                object.__setattr__(member, "_value", result._value)
+            group.append(result)
+            object.__setattr__(self, "_shared", group)
+            object.__setattr__(result, "_shared", group)
+        return result
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Quantity is immutable")

@@ -1,5 +1,6 @@
 """CEL values as plain Python: bool, int, UInt, float, str, bytes, list, dict, None, plus
-Optional, Quantity and Semver; and the errors evaluation raises, worded as cel-go words them."""
+Optional, TypeValue, Timestamp, Duration, Quantity, Semver, IP, CIDR, URL and NamedFormat; and
+the errors evaluation raises, worded as cel-go words them."""
 
 from __future__ import annotations
 
@@ -26,8 +27,17 @@ class Interrupted(CelEvalError):
         super().__init__("operation interrupted")
 
 
+class MemoryBudgetExceeded(CelEvalError):
+    """Not upstream: a value larger than dradash lets one evaluation build (see planner.py)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"operation cancelled: {what} exceeds dradash's memory budget")
+
+
 class UInt(int):
     """CEL's uint (literals like ``1u``)."""
+
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return f"{int(self)}u"
@@ -63,8 +73,52 @@ class Optional:
 NONE = Optional()
 
 
+class TypeValue:
+    """A CEL type as a value: ``type(1) == int``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TypeValue) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("type", self.name))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Opaque:
+    """Values of Kubernetes' opaque and object types (IP, CIDR, URL, NamedFormat)."""
+
+    __slots__ = ("kind", "value", "text")
+    TYPE_NAMES = {
+        "ip": "net.IP",
+        "cidr": "net.CIDR",
+        "url": "kubernetes.URL",
+        "format": "kubernetes.NamedFormat",
+    }
+
+    def __init__(self, kind: str, value: Any, text: str) -> None:
+        self.kind = kind
+        self.value = value
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Opaque) and other.kind == self.kind and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.text))
+
+    def __repr__(self) -> str:
+        return f"{self.kind}({self.text!r})"
+
+
 def type_name(value: Any) -> str:
-    """The CEL type name of a value, as error messages print it."""
+    """The runtime type name of a value (cel-go's ``Type().TypeName()``)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, UInt):
@@ -89,24 +143,49 @@ def type_name(value: Any) -> str:
         return "kubernetes.Quantity"
     if isinstance(value, Semver):
         return "kubernetes.Semver"
+    if isinstance(value, TypeValue):
+        return "type"
+    if isinstance(value, Opaque):
+        return Opaque.TYPE_NAMES[value.kind]
+    from dradash.dra.cel.timelib import Duration, Timestamp
+
+    if isinstance(value, Timestamp):
+        return "google.protobuf.Timestamp"
+    if isinstance(value, Duration):
+        return "google.protobuf.Duration"
     return type(value).__name__  # pragma: no cover
 
 
 def go_type_name(value: Any) -> str:
-    """cel-go's Go type name, as in "got 'types.Int', expected iterable type"."""
+    """cel-go's Go type name (``%T``), as in "got 'types.Int', expected iterable type"."""
     if isinstance(value, Semver):
         return "cel.Semver"
     if isinstance(value, Quantity):
         return "cel.Quantity"
-    name = {"double": "Double", "null_type": "Null", "optional_type": "Optional"}.get(
-        type_name(value), type_name(value).capitalize()
-    )
+    if isinstance(value, Optional):
+        return "*types.Optional"
+    if isinstance(value, Opaque):
+        return {"ip": "cel.IP", "cidr": "cel.CIDR", "url": "cel.URL", "format": "cel.Format"}[
+            value.kind
+        ]
+    if isinstance(value, TypeValue):
+        return "*types.Type"
+    name = {
+        "double": "Double",
+        "null_type": "Null",
+        "google.protobuf.Timestamp": "Timestamp",
+        "google.protobuf.Duration": "Duration",
+    }.get(type_name(value), type_name(value).capitalize())
     return f"types.{name}"
 
 
 def no_overload(function: str, *args: Any) -> CelEvalError:
+    """decls.MaybeNoSuchOverload: "no such overload: f(int, string)"."""
     types = ", ".join(type_name(a) for a in args)
-    return CelEvalError(f"found no matching overload for '{function}' applied to '({types})'")
+    return CelEvalError(f"no such overload: {function}({types})")
+
+
+NO_SUCH_OVERLOAD = "no such overload"
 
 
 def check_int(value: int) -> int:
@@ -130,12 +209,60 @@ def equals(a: Any, b: Any) -> bool:
     values of different types are unequal (not an error)."""
     if is_number(a) and is_number(b):
         return a == b
-    if type(a) is not type(b) and not (
-        isinstance(a, Optional | Quantity | Semver) and type(a) is type(b)
-    ):
+    if type(a) is not type(b):
         return False
     if isinstance(a, list):
         return len(a) == len(b) and all(equals(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
-        return len(a) == len(b) and all(k in b and equals(v, b[k]) for k, v in a.items())
+        if len(a) != len(b):
+            return False
+        for k, v in a.items():
+            found, other = map_get(b, k)
+            if not found or not equals(v, other):
+                return False
+        return True
     return bool(a == b)
+
+
+def map_key_ok(key: Any) -> bool:
+    return isinstance(key, str | int) or key is None
+
+
+def map_get(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:
+    """A map lookup as cel-go's baseMap.Find: keys of different types never match, except that
+    numeric keys match across int, uint and double when the values are equal."""
+    if isinstance(key, bool):
+        for k, v in m.items():
+            if k is key:
+                return True, v
+        return False, None
+    if isinstance(key, float):
+        if key != key or key in (float("inf"), float("-inf")) or key != int(key):
+            return False, None
+        key = int(key)
+    if isinstance(key, int):
+        for candidate in (key, UInt(key) if key >= 0 else None):
+            if candidate is None:
+                continue
+            for k, v in m.items():
+                if type(k) is type(candidate) and k == candidate:
+                    return True, v
+        for k, v in m.items():
+            if isinstance(k, int) and not isinstance(k, bool) and k == key:
+                return True, v
+        return False, None
+    if isinstance(key, str):
+        if key in m:
+            v = m[key]
+            return True, v
+        return False, None
+    return False, None
+
+
+def size_of(value: Any) -> int:
+    """cel-go's actualSize: the size of strings (code points), bytes, lists and maps; 1 else."""
+    if isinstance(value, str | bytes | list | dict):
+        return len(value)
+    if isinstance(value, Optional) and value.present:
+        return size_of(value.value)
+    return 1

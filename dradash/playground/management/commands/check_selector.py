@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dradash.dra import matching
-from dradash.playground.services import selector_evaluate
+from dradash.playground.services import NotAnalysed, selector_evaluate
 from dradash.snapshots.selectors import snapshot_list
 
 
@@ -34,6 +34,8 @@ class Command(BaseCommand):
             )
         except matching.UnknownDeviceClass as exc:
             raise CommandError(f"{exc} in snapshot {snapshot.pk}") from None
+        except NotAnalysed as exc:
+            raise CommandError(str(exc)) from None
         if evaluation.compile_error:
             raise CommandError(f"the expression does not compile: {evaluation.compile_error}")
         summary = evaluation.summary

@@ -28,3 +28,17 @@ def object_link(ref: Any, snapshot_id: int) -> str:
         return label
     args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
     return format_html('<a href="{}">{}</a>', reverse(page, args=args), label)
+
+
+@register.simple_tag
+def object_link_text(kind: str, ref: str, snapshot_id: int) -> str:
+    """``namespace/name`` (as the API writes it) linked to the object's page."""
+    namespace, _, name = ref.rpartition("/")
+    label = format_html(
+        '<span class="muted">{}</span>{}', f"{namespace}/" if namespace else "", name
+    )
+    page = PAGES.get(kind)
+    if page is None or not name:
+        return label
+    args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
+    return format_html('<a href="{}">{}</a>', reverse(page, args=args), label)

@@ -1,0 +1,160 @@
+"""One FilterSet per list, shared by the list page and its API (as NetBox does).
+
+Lists sort worst first by default (the stage that stuck earliest in the troubleshooting order),
+and by any column with ``?sort=`` (``-`` for descending).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django import forms
+from django.db.models import Q, QuerySet
+
+from dradash.analysis import models
+from dradash.dra.analysis import attribute_filter_tokens
+from dradash.dra.diagnosis import STAGE_TITLES
+from dradash.dra.inventory import AttributeFilter, AttributeFilterError
+
+NAME = {"max_length": 253}
+STAGE_CHOICES = list(STAGE_TITLES.items())
+CLAIM_STATES = [
+    ("pending", "pending (unallocated)"),
+    ("allocated", "allocated, not reserved"),
+    ("reserved", "allocated and reserved"),
+    ("deleting", "being deleted"),
+]
+DEVICE_STATES = [
+    ("free", "free"),
+    ("allocated", "allocated"),
+    ("tainted", "tainted (allocated or not)"),
+    ("unusable", "unusable: in a pool the allocator skips"),
+]
+
+
+def _line(field: str) -> Any:
+    """A filter method: the value is one of the lines of a lines() column."""
+
+    def method(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        return queryset.filter(**{f"{field}__contains": f"\n{value}\n"}) if value else queryset
+
+    return method
+
+
+def _name_contains(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    return queryset.filter(name__icontains=value) if value else queryset
+
+
+class _WorstFirst(django_filters.OrderingFilter):
+    """?sort=column or -column; without it, worst stage first, then by namespace and name."""
+
+    def __init__(self, *args: Any, default: list[str], **kwargs: Any) -> None:
+        self.default = default
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs: QuerySet[Any], value: Any) -> QuerySet[Any]:
+        ordering = [self.get_ordering_value(v) for v in value or []]
+        return qs.order_by(*ordering, *[f for f in self.default if f not in ordering])
+
+
+class PodFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method=_name_contains, **NAME)
+    namespace = django_filters.CharFilter(**NAME)
+    phase = django_filters.CharFilter(max_length=32)
+    node = django_filters.CharFilter(**NAME)
+    stage = django_filters.ChoiceFilter(choices=STAGE_CHOICES)
+    reason = django_filters.CharFilter(max_length=64)
+    sort = _WorstFirst(
+        fields=[
+            ("name", "name"),
+            ("namespace", "namespace"),
+            ("stage_order", "stage"),
+            ("reason", "reason"),
+            ("phase", "phase"),
+            ("node", "node"),
+            ("owner", "owner"),
+        ],
+        default=["stage_order", "namespace", "name"],
+    )
+
+    class Meta:
+        model = models.PodVerdict
+        fields: list[str] = []
+
+
+class ClaimFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method=_name_contains, **NAME)
+    namespace = django_filters.CharFilter(**NAME)
+    state = django_filters.ChoiceFilter(choices=CLAIM_STATES)
+    device_class = django_filters.CharFilter(method=_line("classes"), **NAME)
+    driver = django_filters.CharFilter(method=_line("drivers"), **NAME)
+    node = django_filters.CharFilter(method=_line("nodes"), **NAME)
+    stage = django_filters.ChoiceFilter(choices=STAGE_CHOICES)
+    reason = django_filters.CharFilter(max_length=64)
+    sort = _WorstFirst(
+        fields=[
+            ("name", "name"),
+            ("namespace", "namespace"),
+            ("stage_order", "stage"),
+            ("reason", "reason"),
+            ("state", "state"),
+            ("devices", "devices"),
+        ],
+        default=["stage_order", "namespace", "name"],
+    )
+
+    class Meta:
+        model = models.ClaimVerdict
+        fields: list[str] = []
+
+
+class _AttributeField(forms.CharField):
+    """``name`` or ``name=value`` (dradash.dra.inventory.AttributeFilter)."""
+
+    def clean(self, value: Any) -> AttributeFilter | None:
+        value = super().clean(value)
+        if not value:
+            return None
+        try:
+            return AttributeFilter.parse(value)
+        except AttributeFilterError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
+class _AttributeFilter(django_filters.CharFilter):
+    field_class = _AttributeField
+
+    def filter(self, qs: QuerySet[Any], value: AttributeFilter | None) -> QuerySet[Any]:
+        if value is None:
+            return qs
+        query = Q()
+        for token in attribute_filter_tokens(value):
+            query |= Q(attributes__contains=token)
+        return qs.filter(query)
+
+
+def _device_search(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    if not value:
+        return queryset
+    return queryset.filter(Q(device__icontains=value) | Q(claims__icontains=value))
+
+
+def _device_state(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    if value == "tainted":
+        return queryset.filter(tainted=True)
+    return queryset.filter(status=value) if value else queryset
+
+
+class DeviceFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method=_device_search, **NAME)
+    driver = django_filters.CharFilter(**NAME)
+    pool = django_filters.CharFilter(**NAME)
+    device_class = django_filters.CharFilter(method=_line("classes"), **NAME)
+    node = django_filters.CharFilter(**NAME)
+    state = django_filters.ChoiceFilter(choices=DEVICE_STATES, method=_device_state)
+    attribute = _AttributeFilter(max_length=400)
+
+    class Meta:
+        model = models.DeviceRow
+        fields: list[str] = []

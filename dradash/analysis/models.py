@@ -1,0 +1,271 @@
+"""A snapshot's analysis, stored once by the analyse task (dradash.dra.analysis computes it).
+
+Pages and the API read these rows: a web process never parses a whole snapshot. The JSON
+columns hold what the API serves (``dradash.dra.analysis.*_dict``). Lists that a filter
+searches (a claim's classes, a device's attributes) are also kept as text, one entry per line
+between newlines, so that a filter is a ``contains`` on every database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+from dradash.snapshots.models import Snapshot
+
+
+def lines(values: list[str]) -> str:
+    """``["a", "b"]`` as ``"\\na\\nb\\n"`` (names never hold a newline); ``""`` when empty."""
+    return "\n" + "\n".join(values) + "\n" if values else ""
+
+
+def unlines(text: str) -> list[str]:
+    return text.strip("\n").split("\n") if text else []
+
+
+class SnapshotAnalysis(models.Model):
+    """The analysis of one snapshot: its state, and the per-snapshot results."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # queued, or running
+        DONE = "done"
+        FAILED = "failed"
+
+    snapshot = models.OneToOneField(
+        Snapshot, primary_key=True, on_delete=models.CASCADE, related_name="analysis"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)  # how long the last run took
+    # dradash.dra.analysis: summary_dict, the checklist (CheckItem.as_dict each), capacity_dict,
+    # inventory_dict, class_dict per class, the filter choices of the lists.
+    summary = models.JSONField(default=dict, blank=True)
+    checklist = models.JSONField(default=list, blank=True)
+    capacity = models.JSONField(default=dict, blank=True)
+    inventory = models.JSONField(default=dict, blank=True)
+    classes = models.JSONField(default=dict, blank=True)
+    options = models.JSONField(default=dict, blank=True)
+    # ObjectBlob ids of its ResourceSlices, DeviceClasses and DeviceTaintRules: all the selector
+    # playground reads.
+    device_objects = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        verbose_name_plural = "snapshot analyses"
+
+    def __str__(self) -> str:
+        return f"analysis of snapshot #{self.snapshot_id} ({self.status})"
+
+    @property
+    def done(self) -> bool:
+        return self.status == self.Status.DONE
+
+
+class Explanation(models.Model):
+    """The allocator's explanation of one or more unallocated claims (claims and Pods that ask
+    the same share one): ``head`` for pages (explanation_head), ``full`` (zlib-compressed JSON
+    of explanation_dict, every device) for the explain API."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    head = models.JSONField()
+    full = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"explanation #{self.pk} of snapshot #{self.snapshot_id}"
+
+
+class Verdict(models.Model):
+    """What a Pod's and a claim's rows share: the diagnosis and the chain."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    stage = models.CharField(max_length=32, blank=True)  # "" for a Pod that does not use DRA
+    stage_order = models.PositiveSmallIntegerField(default=0)  # 0 = stuck earliest
+    reason = models.CharField(max_length=64, blank=True)
+    severity = models.CharField(max_length=16, blank=True)  # ok · warning · error
+    summary = models.TextField(blank=True)
+    # evidence and next_steps (dradash.dra.analysis.diagnosis_dict, without what has a column)
+    detail = models.JSONField(default=dict, blank=True)
+    explanation = models.ForeignKey(
+        Explanation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The ids of the stored objects (ObjectBlob) the page of this object reads.
+    chain = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}: {self.stage or 'no DRA'}"
+
+    @property
+    def stuck(self) -> bool:
+        return bool(self.stage) and self.stage != "healthy"
+
+    def diagnosis(self) -> dict[str, Any]:
+        """The diagnosis API's fields (DESIGN "REST API")."""
+        return {
+            "stage": self.stage,
+            "reason": self.reason,
+            "summary": self.summary,
+            "evidence": self.detail.get("evidence", []),
+            "next_steps": self.detail.get("next_steps", []),
+        }
+
+
+class PodVerdict(Verdict):
+    """A Pod of the snapshot: its diagnosis (when it uses DRA) and what its lists show."""
+
+    uses_dra = models.BooleanField(default=True)
+    phase = models.CharField(max_length=32, blank=True)
+    node = models.CharField(max_length=253, blank=True)
+    owner = models.CharField(max_length=300, blank=True)  # "Job train", or ""
+    claims = models.JSONField(default=list, blank=True)  # names of its claims (its namespace)
+    unresolved = models.PositiveIntegerField(default=0)  # claim references that do not resolve
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "namespace", "name"], name="one_pod_verdict"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["snapshot", "stage_order", "namespace", "name"]),
+            models.Index(fields=["namespace", "name"]),  # history across snapshots
+        ]
+
+
+class ClaimVerdict(Verdict):
+    """A ResourceClaim of the snapshot: its diagnosis and what its lists show."""
+
+    state = models.CharField(max_length=16)  # pending · allocated · reserved · deleting
+    template = models.CharField(max_length=253, blank=True)
+    classes = models.TextField(blank=True)  # lines()
+    drivers = models.TextField(blank=True)  # lines()
+    nodes = models.TextField(blank=True)  # lines()
+    devices = models.PositiveIntegerField(default=0)
+    pods = models.JSONField(default=list, blank=True)  # names of the Pods using it
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "namespace", "name"], name="one_claim_verdict"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["snapshot", "stage_order", "namespace", "name"]),
+            models.Index(fields=["namespace", "name"]),  # history across snapshots
+        ]
+
+    @property
+    def class_list(self) -> list[str]:
+        return unlines(self.classes)
+
+    @property
+    def driver_list(self) -> list[str]:
+        return unlines(self.drivers)
+
+    @property
+    def node_list(self) -> list[str]:
+        return unlines(self.nodes)
+
+
+class Finding(models.Model):
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()  # in the order the core found them
+    code = models.CharField(max_length=64)
+    severity = models.CharField(max_length=16)
+    message = models.TextField()
+    next_step = models.TextField(blank=True)
+    named = models.JSONField(default=list)  # the objects it names: [{"kind", "namespace", "name"}]
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [models.Index(fields=["snapshot", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "objects": self.named,
+            "next_step": self.next_step,
+        }
+
+
+class FindingObject(models.Model):
+    """An object a finding names, to find the findings of one object."""
+
+    finding = models.ForeignKey(Finding, on_delete=models.CASCADE, related_name="+")
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=63)
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+
+    class Meta:
+        indexes = [models.Index(fields=["snapshot", "kind", "namespace", "name"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class DeviceRow(models.Model):
+    """A device of the pools the allocator would use (the devices page and API)."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()  # driver → pool → node → name
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    device = models.CharField(max_length=253)
+    node = models.CharField(max_length=253, blank=True)
+    status = models.CharField(max_length=16)  # allocated · unusable · tainted · free
+    tainted = models.BooleanField(default=False)
+    classes = models.TextField(blank=True)  # lines() of the classes admitting it
+    claims = models.TextField(blank=True)  # lines() of "namespace/name" holding it
+    attributes = models.TextField(blank=True)  # DeviceRecord.attribute_tokens()
+    data = models.JSONField()  # the API row (DeviceRecord.as_dict)
+    page = models.JSONField()  # what the page shows besides (DeviceRecord.page_dict)
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [
+            models.Index(fields=["snapshot", "position"]),
+            models.Index(fields=["snapshot", "node", "position"]),
+            models.Index(fields=["snapshot", "driver", "pool", "position"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.device}"
+
+    @property
+    def class_list(self) -> list[str]:
+        return unlines(self.classes)
+
+
+class PoolRow(models.Model):
+    """A pool as the allocator gathers it (the pools table and API)."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()  # those that need attention first
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    data = models.JSONField()  # dradash.dra.analysis.pool_dict
+    slices = models.JSONField(default=list)  # ObjectBlob ids of its slices, stale ones too
+
+    class Meta:
+        ordering = ["position"]
+        indexes = [
+            models.Index(fields=["snapshot", "position"]),
+            models.Index(fields=["snapshot", "driver", "pool"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}"

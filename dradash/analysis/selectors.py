@@ -1,0 +1,288 @@
+"""Reads of a snapshot's stored analysis: what every snapshot page and API shows.
+
+A detail page reads its object's verdict row and builds the object chain from only the stored
+objects that chain needs (their blob ids are on the row); nothing here loads a whole snapshot.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from django.db.models import Count, Q, QuerySet
+
+from dradash.analysis.models import (
+    ClaimVerdict,
+    DeviceRow,
+    Explanation,
+    Finding,
+    FindingObject,
+    PodVerdict,
+    PoolRow,
+    SnapshotAnalysis,
+    Verdict,
+)
+from dradash.dra import chain as chains
+from dradash.dra.state import ClusterState
+from dradash.snapshots.models import Snapshot
+from dradash.snapshots.selectors import objects_by_ids, partial_state
+
+STUCK_SHOWN = 15  # Pods to look at first, on the overview
+HISTORY_SHOWN = 50  # snapshots in an object's stage history
+
+
+def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
+    """The snapshot's analysis row; one is asked for (and queued) when there is none yet, as
+    for snapshots stored before dradash analysed them."""
+    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).first()
+    if found is None:
+        from dradash.analysis.services import analysis_request
+
+        found = analysis_request(snapshot)
+    return found
+
+
+def pod_verdicts(snapshot: Snapshot) -> QuerySet[PodVerdict]:
+    """The Pods that use DRA (the list's rows; filter them with filters.PodFilter)."""
+    return PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True).defer("detail", "chain")
+
+
+def claim_verdicts(snapshot: Snapshot) -> QuerySet[ClaimVerdict]:
+    return ClaimVerdict.objects.filter(snapshot=snapshot).defer("detail", "chain")
+
+
+def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
+    return DeviceRow.objects.filter(snapshot=snapshot).defer("attributes")
+
+
+def pool_rows(snapshot: Snapshot) -> QuerySet[PoolRow]:
+    return PoolRow.objects.filter(snapshot=snapshot).defer("slices")
+
+
+def stuck_pods(snapshot: Snapshot) -> tuple[list[PodVerdict], int]:
+    """The first STUCK_SHOWN stuck Pods, worst first, and how many are stuck."""
+    stuck = (
+        pod_verdicts(snapshot).exclude(stage="healthy").order_by("stage_order", "namespace", "name")
+    )
+    return list(stuck[:STUCK_SHOWN]), stuck.count()
+
+
+def snapshot_findings(snapshot: Snapshot) -> QuerySet[Finding]:
+    return Finding.objects.filter(snapshot=snapshot)
+
+
+def object_findings(snapshot: Snapshot, objects: list[tuple[str, str, str]]) -> list[Finding]:
+    """Findings that name any of these (kind, namespace, name), each once, in order."""
+    if not objects:
+        return []
+    named = Q()
+    for kind, namespace, name in objects:
+        named |= Q(kind=kind, namespace=namespace, name=name)
+    ids = FindingObject.objects.filter(named, snapshot=snapshot).values("finding_id")
+    return list(Finding.objects.filter(id__in=ids))
+
+
+@dataclass
+class History:
+    """An object's stage in the cluster's snapshots, newest first (DESIGN "REST API")."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "snapshot": e["snapshot"],
+                "captured_at": e["captured_at"].isoformat().replace("+00:00", "Z"),
+                "stage": e["stage"],
+                "reason": e["reason"],
+            }
+            for e in self.entries
+        ]
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Consecutive snapshots with the same stage, newest first: {stage, reason, count,
+        since, until, snapshots} — "claim-unallocated in the last 6 snapshots, since 10:05"."""
+        out: list[dict[str, Any]] = []
+        for e in self.entries:
+            if out and out[-1]["stage"] == e["stage"]:
+                run = out[-1]
+                run["count"] += 1
+                run["since"] = e["captured_at"]
+                run["first"] = e["snapshot"]
+            else:
+                out.append(
+                    {
+                        "stage": e["stage"],
+                        "reason": e["reason"],
+                        "count": 1,
+                        "since": e["captured_at"],
+                        "until": e["captured_at"],
+                        "first": e["snapshot"],
+                        "last": e["snapshot"],
+                    }
+                )
+        return out
+
+
+def history(model: type[Verdict], snapshot: Snapshot, namespace: str, name: str) -> History:
+    """The object's verdicts in every analysed snapshot of the snapshot's cluster."""
+    rows = (
+        model.objects.filter(
+            namespace=namespace,
+            name=name,
+            snapshot__cluster_id=snapshot.cluster_id,
+            snapshot__analysis__status=SnapshotAnalysis.Status.DONE,
+        )
+        .exclude(stage="")
+        .order_by("-snapshot__captured_at", "-snapshot_id")
+        .values("snapshot_id", "snapshot__captured_at", "stage", "reason")[:HISTORY_SHOWN]
+    )
+    return History(
+        [
+            {
+                "snapshot": r["snapshot_id"],
+                "captured_at": r["snapshot__captured_at"],
+                "stage": r["stage"],
+                "reason": r["reason"],
+            }
+            for r in rows
+        ]
+    )
+
+
+@dataclass
+class Detail:
+    """What a Pod's or claim's page and diagnosis API show."""
+
+    verdict: Any  # PodVerdict or ClaimVerdict
+    chain: dict[str, Any]
+    explanation: dict[str, Any] | None  # explanation_head
+    findings: list[Finding]
+    history: History
+
+
+def _chain_state(snapshot: Snapshot, verdict: Verdict) -> ClusterState:
+    return partial_state(snapshot, objects_by_ids(verdict.chain))
+
+
+def _head(verdict: Verdict) -> dict[str, Any] | None:
+    if verdict.explanation_id is None:
+        return None
+    return Explanation.objects.values_list("head", flat=True).get(pk=verdict.explanation_id)
+
+
+def pod_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
+    verdict = PodVerdict.objects.filter(snapshot=snapshot, namespace=namespace, name=name).first()
+    if verdict is None:
+        return None
+    state = _chain_state(snapshot, verdict)
+    pod = state.pods[(namespace, name)]
+    objects = [("Pod", namespace, name)] + [
+        ("ResourceClaim", namespace, claim) for claim in verdict.claims
+    ]
+    return Detail(
+        verdict=verdict,
+        chain=chains.pod_chain(state, pod),
+        explanation=_head(verdict),
+        findings=object_findings(snapshot, objects),
+        history=history(PodVerdict, snapshot, namespace, name),
+    )
+
+
+def claim_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
+    verdict = ClaimVerdict.objects.filter(snapshot=snapshot, namespace=namespace, name=name).first()
+    if verdict is None:
+        return None
+    state = _chain_state(snapshot, verdict)
+    claim = state.claims[(namespace, name)]
+    return Detail(
+        verdict=verdict,
+        chain=chains.claim_chain(state, claim),
+        explanation=_head(verdict) if not claim.allocated else None,
+        findings=object_findings(snapshot, [("ResourceClaim", namespace, name)]),
+        history=history(ClaimVerdict, snapshot, namespace, name),
+    )
+
+
+def claim_explanation(snapshot: Snapshot, namespace: str, name: str) -> dict[str, Any]:
+    """The explain API's JSON for a claim (every device); raises ClaimVerdict.DoesNotExist for
+    an unknown claim."""
+    explanation_id = ClaimVerdict.objects.values_list("explanation_id", flat=True).get(
+        snapshot=snapshot, namespace=namespace, name=name
+    )
+    full = Explanation.objects.values_list("full", flat=True).get(pk=explanation_id)
+    result: dict[str, Any] = orjson.loads(zlib.decompress(bytes(full)))
+    return result
+
+
+def class_claims(snapshot: Snapshot, name: str, limit: int) -> list[ClaimVerdict]:
+    return list(
+        claim_verdicts(snapshot)
+        .filter(classes__contains=f"\n{name}\n")
+        .order_by("namespace", "name")[:limit]
+    )
+
+
+def class_object(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
+    """The DeviceClass as stored, fetched by key."""
+    from dradash.snapshots.selectors import objects_by_key
+
+    return objects_by_key(snapshot, [("DeviceClass", "", name)]).get(("DeviceClass", "", name))
+
+
+@dataclass
+class DeviceEntry:
+    """A device row of one page, with the group headers that start before it."""
+
+    row: DeviceRow
+    driver: str | None = None  # a new driver starts here
+    pool: dict[str, Any] | None = None  # a new pool starts here (pool_dict)
+    node: str | None = None  # a new node starts here ("" for devices that are not node-local)
+    node_tally: dict[str, int] | None = None
+
+
+def device_entries(snapshot: Snapshot, rows: list[DeviceRow]) -> list[DeviceEntry]:
+    """Rows of one page grouped driver → pool → node: each entry says which groups start; the
+    pools and node counts of the page are read in two queries."""
+    pools = (
+        {
+            (p.driver, p.pool): p.data
+            for p in pool_rows(snapshot).filter(
+                Q(*[Q(driver=r.driver, pool=r.pool) for r in rows], _connector=Q.OR)
+            )
+        }
+        if rows
+        else {}
+    )
+    nodes = node_tallies(snapshot, sorted({r.node for r in rows}))
+    out = []
+    last: tuple[str, str, str] | None = None
+    for row in rows:
+        entry = DeviceEntry(row)
+        if last is None or last[0] != row.driver:
+            entry.driver = row.driver
+        if entry.driver is not None or last is None or last[1] != row.pool:
+            entry.pool = pools.get((row.driver, row.pool))
+        if entry.pool is not None or last is None or last[2] != row.node:
+            entry.node = row.node
+            entry.node_tally = nodes.get(row.node)
+        last = (row.driver, row.pool, row.node)
+        out.append(entry)
+    return out
+
+
+def node_tallies(snapshot: Snapshot, nodes: list[str]) -> dict[str, dict[str, int]]:
+    """Per node: its devices allocated, free, … and in all."""
+    out: dict[str, dict[str, int]] = {}
+    counts = (
+        DeviceRow.objects.filter(snapshot=snapshot, node__in=nodes)
+        .values("node", "status")
+        .annotate(n=Count("id"))
+    )
+    for c in counts:
+        tally = out.setdefault(c["node"], {"total": 0})
+        tally[c["status"]] = c["n"]
+        tally["total"] += c["n"]
+    return out

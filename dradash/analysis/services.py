@@ -1,0 +1,437 @@
+"""Writes: asking for a snapshot's analysis, and running it (the analyse task calls this)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import zlib
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from dradash.analysis.models import (
+    ClaimVerdict,
+    DeviceRow,
+    Explanation,
+    Finding,
+    FindingObject,
+    PodVerdict,
+    PoolRow,
+    SnapshotAnalysis,
+    lines,
+)
+from dradash.dra import analysis as core
+from dradash.dra.gc import gc_paused
+from dradash.dra.kinds import ObjectKey
+from dradash.dra.stack import on_fresh_stack
+from dradash.dra.state import ClusterState, SnapshotMeta
+from dradash.snapshots.models import Snapshot
+from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
+
+logger = logging.getLogger(__name__)
+
+BATCH = 2000
+# What the selector playground needs: the devices and the classes, not the Pods and events.
+DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
+# How often a failed (or lost) analysis is tried again, and after how long (seconds, doubled
+# each time); and how long a queued analysis may wait for a worker before it counts as lost.
+RETRIES = 3
+RETRY_DELAY = 30
+QUEUED_TIMEOUT = 1800
+
+
+def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
+    """Mark the snapshot's analysis pending and queue the analyse task once the current
+    transaction commits (snapshot_store calls this for every snapshot it stores)."""
+    from dradash.analysis.tasks import analyse_snapshot
+
+    analysis, created = SnapshotAnalysis.objects.get_or_create(snapshot=snapshot)
+    if not created:
+        SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
+            status=SnapshotAnalysis.Status.PENDING, queued_at=timezone.now(), started_at=None
+        )
+    analyse_snapshot.delay_on_commit(snapshot.pk)
+    return analysis
+
+
+def analyses_reap(*, now: datetime | None = None) -> list[int]:
+    """Queue again the analyses that need it (beat runs this every minute); their snapshot ids.
+
+    A failed analysis is tried again RETRY_DELAY seconds after it failed, then twice as long
+    after each further failure, RETRIES times; one whose worker was lost (still unfinished a task
+    time limit after it started) or whose task was lost (queued QUEUED_TIMEOUT seconds without
+    starting) is failed with that reason and retried the same way.
+    """
+    now = now or timezone.now()
+    Status = SnapshotAnalysis.Status
+    time_limit = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    lost_running = Q(status=Status.PENDING, started_at__lt=now - time_limit) & (
+        Q(finished_at__isnull=True) | Q(finished_at__lt=F("started_at"))
+    )
+    lost_queued = Q(
+        status=Status.PENDING,
+        started_at__isnull=True,
+        queued_at__lt=now - timedelta(seconds=QUEUED_TIMEOUT),
+    )
+    lost = [  # (which, why, when it counts as failed)
+        (
+            lost_running,
+            "the worker running the analysis was lost (it did not finish within the task time "
+            f"limit of {time_limit.seconds} s)",
+            F("started_at") + time_limit,
+        ),
+        (
+            lost_queued,
+            f"no worker took the analysis within {QUEUED_TIMEOUT} s",
+            F("queued_at") + timedelta(seconds=QUEUED_TIMEOUT),
+        ),
+    ]
+    for which, error, when in lost:
+        SnapshotAnalysis.objects.filter(which).update(
+            status=Status.FAILED, error=error, finished_at=when
+        )
+    requeued = []
+    for analysis in SnapshotAnalysis.objects.filter(
+        status=Status.FAILED, attempts__lte=RETRIES
+    ).select_related("snapshot"):
+        wait = timedelta(seconds=RETRY_DELAY * 2 ** max(analysis.attempts - 1, 0))
+        if analysis.finished_at is None or analysis.finished_at <= now - wait:
+            logger.info("analysis of snapshot %s: trying again", analysis.pk)
+            with transaction.atomic():
+                analysis_request(analysis.snapshot)
+            requeued.append(analysis.pk)
+    return requeued
+
+
+def analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
+    """Analyse the snapshot and store the results, replacing any stored before (so a retry or
+    a second delivery of the task is harmless). None when the snapshot is gone. Raises what the
+    analysis raised, after recording it on the SnapshotAnalysis (status failed)."""
+    snapshot = Snapshot.objects.select_related("cluster").filter(pk=snapshot_id).first()
+    if snapshot is None:
+        logger.info("snapshot %s is gone: nothing to analyse", snapshot_id)
+        return None
+    analysis, _ = SnapshotAnalysis.objects.get_or_create(snapshot=snapshot)
+    started = time.monotonic()
+    SnapshotAnalysis.objects.filter(pk=snapshot_id).update(
+        started_at=timezone.now(), attempts=models.F("attempts") + 1
+    )
+    try:
+        with gc_paused():
+            state, blob_ids = _load(snapshot)
+            result = on_fresh_stack(core.analyse, state)
+            _store(snapshot, result, blob_ids, seconds=time.monotonic() - started)
+    except Exception as exc:
+        SnapshotAnalysis.objects.filter(pk=snapshot_id).update(
+            status=SnapshotAnalysis.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now(),
+            seconds=time.monotonic() - started,
+        )
+        raise
+    analysis.refresh_from_db()
+    return analysis
+
+
+def _load(snapshot: Snapshot) -> tuple[ClusterState, dict[ObjectKey, int]]:
+    """The whole snapshot's ClusterState, and the blob id of each object by key."""
+    ids: dict[ObjectKey, int] = {}
+    objects = []
+    rows = snapshot_objects(snapshot, fields=("id", "kind", "namespace", "name", "data"))
+    for blob_id, kind, namespace, name, data in rows:
+        ids[(kind, namespace, name)] = blob_id
+        objects.append(orjson.loads(data))
+    meta: SnapshotMeta = snapshot_meta(snapshot)
+    return ClusterState.build(objects, meta), ids
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _ids(keys: Iterable[ObjectKey], blob_ids: dict[ObjectKey, int]) -> list[int]:
+    return sorted({blob_ids[k] for k in keys if k in blob_ids})
+
+
+@transaction.atomic
+def _store(
+    snapshot: Snapshot,
+    result: core.Analysis,
+    blob_ids: dict[ObjectKey, int],
+    *,
+    seconds: float,
+) -> None:
+    # One writer per snapshot at a time: a second delivery of the task waits, then replaces.
+    SnapshotAnalysis.objects.select_for_update().get(pk=snapshot.pk)
+    for model in (PodVerdict, ClaimVerdict, FindingObject, Finding, DeviceRow, PoolRow):
+        model.objects.filter(snapshot=snapshot).delete()
+    Explanation.objects.filter(snapshot=snapshot).delete()
+
+    explanations = _store_explanations(snapshot, result)
+    _copy(
+        PodVerdict,
+        [
+            "snapshot_id",
+            "namespace",
+            "name",
+            "uses_dra",
+            "phase",
+            "node",
+            "owner",
+            "claims",
+            "unresolved",
+            "stage",
+            "stage_order",
+            "reason",
+            "severity",
+            "summary",
+            "detail",
+            "explanation_id",
+            "chain",
+        ],
+        (
+            _verdict(
+                snapshot.pk,
+                r.pod.namespace,
+                r.pod.name,
+                r.diagnosis,
+                explanations,
+                _ids(r.chain, blob_ids),
+                pre=[
+                    r.diagnosis is not None,
+                    r.pod.phase,
+                    r.pod.node_name,
+                    r.owner,
+                    _dumps(r.claim_names),
+                    r.unresolved,
+                ],
+            )
+            for r in result.pods
+        ),
+    )
+    _copy(
+        ClaimVerdict,
+        [
+            "snapshot_id",
+            "namespace",
+            "name",
+            "state",
+            "template",
+            "classes",
+            "drivers",
+            "nodes",
+            "devices",
+            "pods",
+            "stage",
+            "stage_order",
+            "reason",
+            "severity",
+            "summary",
+            "detail",
+            "explanation_id",
+            "chain",
+        ],
+        (
+            _verdict(
+                snapshot.pk,
+                r.claim.namespace,
+                r.claim.name,
+                r.diagnosis,
+                explanations,
+                _ids(r.chain, blob_ids),
+                pre=[
+                    r.claim.state,
+                    r.claim.template.name if r.claim.template else "",
+                    lines(r.classes),
+                    lines(r.drivers),
+                    lines(r.nodes),
+                    len(r.claim.results),
+                    _dumps(r.pods),
+                ],
+                explanation=r.explanation,
+            )
+            for r in result.claims
+        ),
+    )
+    _store_findings(snapshot, result)
+    _copy(
+        DeviceRow,
+        [
+            "snapshot_id",
+            "position",
+            "driver",
+            "pool",
+            "device",
+            "node",
+            "status",
+            "tainted",
+            "classes",
+            "claims",
+            "attributes",
+            "data",
+            "page",
+        ],
+        (
+            [
+                snapshot.pk,
+                position,
+                r.device.driver,
+                r.device.pool_name,
+                r.device.name,
+                r.device.node_name,
+                r.status,
+                r.tainted,
+                lines(r.classes),
+                lines([f"{ns}/{name}" for ns, name in r.holders]),
+                r.attribute_tokens(),
+                _dumps(r.as_dict()),
+                _dumps(r.page_dict()),
+            ]
+            for position, r in enumerate(result.devices)
+        ),
+    )
+    _copy(
+        PoolRow,
+        ["snapshot_id", "position", "driver", "pool", "data", "slices"],
+        (
+            [
+                snapshot.pk,
+                position,
+                p["driver"],
+                p["pool"],
+                _dumps(p),
+                _dumps(_ids(result.pool_slices.get((p["driver"], p["pool"]), []), blob_ids)),
+            ]
+            for position, p in enumerate(result.pools)
+        ),
+    )
+    SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
+        status=SnapshotAnalysis.Status.DONE,
+        error="",
+        finished_at=timezone.now(),
+        seconds=seconds,
+        summary=result.summary,
+        checklist=[item.as_dict() for item in result.checklist],
+        capacity=result.capacity,
+        inventory=result.inventory,
+        classes=result.classes,
+        options=result.options,
+        device_objects=sorted(
+            blob_id for key, blob_id in blob_ids.items() if key[0] in DEVICE_KINDS
+        ),
+    )
+
+
+def _verdict(
+    snapshot_id: int,
+    namespace: str,
+    name: str,
+    diagnosis: Any,
+    explanations: dict[int, int],
+    chain: list[int],
+    *,
+    pre: list[Any],
+    explanation: Any = None,
+) -> list[Any]:
+    """A PodVerdict or ClaimVerdict row: identity, the kind's own columns (``pre``), then the
+    diagnosis and the chain."""
+    if diagnosis is None:
+        verdict: list[Any] = ["", len(core.STAGES), "", "", "", "{}", None]
+    else:
+        x = explanation or diagnosis.explanation
+        verdict = [
+            diagnosis.stage,
+            core.stage_order(diagnosis.stage),
+            diagnosis.reason,
+            core.severity(diagnosis),
+            diagnosis.summary,
+            _dumps(
+                {
+                    "evidence": [e.as_dict() for e in diagnosis.evidence],
+                    "next_steps": diagnosis.next_steps,
+                }
+            ),
+            explanations.get(id(x)) if x is not None else None,
+        ]
+    return [snapshot_id, namespace, name, *pre, *verdict, _dumps(chain)]
+
+
+def _store_explanations(snapshot: Snapshot, result: core.Analysis) -> dict[int, int]:
+    """Each distinct explanation once; {id(explanation object): Explanation pk}."""
+    seen: dict[int, Any] = {}
+    for r in result.pods:
+        if r.diagnosis is not None and r.diagnosis.explanation is not None:
+            seen.setdefault(id(r.diagnosis.explanation), r.diagnosis.explanation)
+    for c in result.claims:
+        if c.explanation is not None:
+            seen.setdefault(id(c.explanation), c.explanation)
+    by_text: dict[bytes, int] = {}
+    out: dict[int, int] = {}
+    for key, x in seen.items():
+        text = orjson.dumps(core.explanation_dict(x))
+        if text not in by_text:
+            row = Explanation.objects.create(
+                snapshot=snapshot, head=core.explanation_head(x), full=zlib.compress(text, 6)
+            )
+            by_text[text] = row.pk
+        out[key] = by_text[text]
+    return out
+
+
+def _store_findings(snapshot: Snapshot, result: core.Analysis) -> None:
+    rows = Finding.objects.bulk_create(
+        [
+            Finding(
+                snapshot=snapshot,
+                position=i,
+                code=f.code,
+                severity=f.severity,
+                message=f.message,
+                next_step=f.next_step,
+                named=[dict(o) for o in f.objects],
+            )
+            for i, f in enumerate(result.findings)
+        ],
+        batch_size=BATCH,
+    )
+    _copy(
+        FindingObject,
+        ["finding_id", "snapshot_id", "kind", "namespace", "name"],
+        (
+            [row.pk, snapshot.pk, o.get("kind", ""), o.get("namespace", ""), o.get("name", "")]
+            for row in rows
+            for o in row.named
+        ),
+    )
+
+
+def _copy(model: type[models.Model], columns: Sequence[str], rows: Iterable[list[Any]]) -> None:
+    """Insert rows (values in ``columns`` order, JSON columns as JSON text): through COPY on
+    PostgreSQL, bulk_create elsewhere."""
+    if connection.vendor == "postgresql":
+        table = model._meta.db_table
+        with (
+            connection.cursor() as cursor,
+            cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+        return
+    json_fields = {f.attname for f in model._meta.fields if isinstance(f, models.JSONField)}
+    batch: list[models.Model] = []
+    for row in rows:
+        values = dict(zip(columns, row, strict=True))
+        for name in json_fields & values.keys():
+            values[name] = json.loads(values[name])
+        batch.append(model(**values))
+        if len(batch) == BATCH:
+            model.objects.bulk_create(batch)  # type: ignore[attr-defined]
+            batch = []
+    model.objects.bulk_create(batch)  # type: ignore[attr-defined]

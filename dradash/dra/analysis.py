@@ -1,0 +1,577 @@
+"""Everything dradash shows about one snapshot, computed once from its ClusterState.
+
+``analyse(state)`` is the one owner of derived results: the diagnosis of every Pod and claim
+(with the keys of the objects each one's page shows), the explanation of every unallocated
+claim, findings, the checklist, capacity, the device inventory and pools, per-class pages and
+the headline counts. The Django side stores the result when a snapshot is stored (the analyse
+task) and pages and the API read it back; everything here is typed, and the ``*_dict`` helpers
+give the JSON the API serves (DESIGN "REST API"), which is also what is stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from dradash.dra import capacity, checklist, diagnosis, findings, inventory, matching
+from dradash.dra.allocator import Explanation
+from dradash.dra.chain import claim_chain_keys, pod_chain_keys
+from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
+from dradash.dra.fields import mapping
+from dradash.dra.gc import gc_paused
+from dradash.dra.kinds import ObjectKey
+from dradash.dra.objects import Device, Pod, ResourceClaim
+from dradash.dra.state import ClusterState
+
+# How bad a verdict is, for lists sorted worst first and for alerts.
+WAITING_REASONS = frozenset({"waiting", "binding-conditions-pending"})
+
+
+def severity(d: Diagnosis) -> str:
+    """ "ok" for a healthy object, "warning" while something is merely in progress, else
+    "error"."""
+    if d.stage == "healthy":
+        return "ok"
+    return "warning" if d.reason in WAITING_REASONS else "error"
+
+
+def stage_order(stage: str) -> int:
+    """The stage's place in the troubleshooting order (0 = stuck earliest, worst first)."""
+    return STAGES.index(stage) if stage in STAGES else len(STAGES)
+
+
+# --- records: one per Pod, claim, device, pool ---------------------------------------------
+
+
+@dataclass
+class PodRecord:
+    pod: Pod
+    diagnosis: Diagnosis | None  # None for a Pod that does not use DRA
+    chain: list[ObjectKey]  # what its page reads (dradash.dra.chain.pod_chain_keys)
+
+    @property
+    def owner(self) -> str:
+        """ "Job train" for the Pod's controller, or ""."""
+        for ref in self.pod.owner_references:
+            if ref.get("controller") is True:
+                return f"{ref.get('kind') or ''} {ref.get('name') or ''}".strip()
+        return ""
+
+    @property
+    def claim_names(self) -> list[str]:
+        """Names of the claims its references resolve to (in its namespace)."""
+        return list(dict.fromkeys(r.claim.name for r in self.pod.claim_refs if r.claim))
+
+    @property
+    def unresolved(self) -> int:
+        return sum(1 for r in self.pod.claim_refs if r.status != "ok")
+
+
+@dataclass
+class ClaimRecord:
+    claim: ResourceClaim
+    diagnosis: Diagnosis
+    explanation: Explanation  # what the allocator would do with it now
+    chain: list[ObjectKey]
+    classes: list[str]
+    drivers: list[str]
+    nodes: list[str]
+
+    @property
+    def pods(self) -> list[str]:
+        """Names of the Pods using it (in its namespace)."""
+        return [p.name for p in self.claim.pods]
+
+
+@dataclass
+class DeviceRecord:
+    """A device of the pools the allocator would use, as the inventory and its API show it."""
+
+    device: Device
+    status: str  # inventory status: allocated · unusable · tainted · free
+    tainted: bool  # has a NoSchedule/NoExecute taint (allocated or not)
+    classes: list[str]
+
+    @property
+    def holders(self) -> list[tuple[str, str]]:
+        return [(a.claim.namespace, a.claim.name) for a in self.device.allocations]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The API's row (DESIGN "REST API": GET snapshots/{id}/devices, plus fields since)."""
+        d = self.device
+        claims = [f"{namespace}/{name}" for namespace, name in self.holders]
+        return {
+            "driver": d.driver,
+            "pool": d.pool_name,
+            "device": d.name,
+            "node": d.node_name or None,
+            "allocated_to": claims[0] if claims else None,
+            "taints": d.taints,
+            "status": self.status,
+            "classes": self.classes,
+            "claims": claims,
+            "pods": [f"{namespace}/{name}" for namespace, name in inventory.device_pods(d)],
+            "attributes": d.attributes,
+            "capacity": d.capacity,
+            "consumes_counters": d.consumes_counters,
+            "consumed_capacity": inventory.consumed_capacity(d),
+        }
+
+    def page_dict(self) -> dict[str, Any]:
+        """What the devices page shows of it beyond the API row."""
+        d = self.device
+        return {
+            "key_attributes": [list(kv) for kv in matching.key_attributes(d, limit=3)],
+            "attribute_list": [list(kv) for kv in inventory.device_attributes(d)],
+            "capacity_list": [list(c) for c in inventory.device_capacity(d)],
+            "counter_list": [list(c) for c in inventory.consumed_counters(d)],
+            "holders": [list(h) for h in self.holders],
+            "pod_refs": [list(p) for p in inventory.device_pods(d)] if self.holders else [],
+        }
+
+    def attribute_tokens(self) -> str:
+        """The device's attributes as one text that an attribute filter searches:
+        ``\\n"domain/name"=value\\n`` per value (JSON, so strings, numbers and booleans stay
+        apart and no value can forge a separator), once more with the bare name for attributes
+        of the device's driver's domain (``productName`` means the driver's)."""
+        out = []
+        for name, value in sorted(mapping(self.device.raw.get("attributes")).items()):
+            if not isinstance(value, dict):
+                continue
+            domain, _, ident = name.rpartition("/")
+            names = [name if domain else f"{self.device.driver}/{name}"]
+            if not domain or domain == self.device.driver:
+                names.append(ident)
+            for n in names:
+                key = json.dumps(n, ensure_ascii=False)
+                out.append(f"{key}=")
+                for v in _attribute_values(value):
+                    out.append(f"{key}={json.dumps(v, ensure_ascii=False)}")
+        return "\n" + "\n".join(out) + "\n" if out else ""
+
+
+def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
+    """The values an attribute filter compares with: bools, ints, strings and versions as
+    written, each element of a list."""
+    values: list[Any] = []
+    for kind, value in attribute.items():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, int) or (
+                isinstance(v, str) and kind.rstrip("s") in ("string", "version")
+            ):
+                values.append(v)  # bool is an int: kept as true/false
+    return values
+
+
+def attribute_filter_tokens(wanted: inventory.AttributeFilter) -> list[str]:
+    """The tokens of DeviceRecord.attribute_tokens, one of which a matching device has (see
+    inventory.AttributeFilter.matches)."""
+    name = f"{wanted.domain}/{wanted.id}" if wanted.domain else wanted.id
+    key = json.dumps(name, ensure_ascii=False)
+    if wanted.value is None:
+        return [f"\n{key}=\n"]
+    values: list[Any] = [wanted.value]
+    with contextlib.suppress(ValueError):
+        values.append(int(wanted.value))
+    if wanted.value.lower() in ("true", "false"):
+        values.append(wanted.value.lower() == "true")
+    return [f"\n{key}={json.dumps(v, ensure_ascii=False)}\n" for v in values]
+
+
+# --- the analysis --------------------------------------------------------------------------
+
+
+@dataclass
+class Analysis:
+    pods: list[PodRecord]  # every Pod of the snapshot, DRA or not
+    claims: list[ClaimRecord]
+    findings: list[findings.Finding]
+    checklist: list[checklist.CheckItem]
+    devices: list[DeviceRecord]  # ordered driver → pool → node → name
+    pools: list[dict[str, Any]]  # pool_dict of each, those that need attention first
+    capacity: dict[str, Any]  # capacity_dict
+    inventory: dict[str, Any]  # inventory_dict
+    classes: dict[str, dict[str, Any]]  # class_dict per DeviceClass
+    summary: dict[str, Any]  # summary_dict
+    options: dict[str, dict[str, list[str]]]  # filter choices of the pod, claim, device lists
+    pool_slices: dict[tuple[str, str], list[ObjectKey]] = field(default_factory=dict)
+
+
+def analyse(state: ClusterState) -> Analysis:
+    with gc_paused():  # hundreds of thousands of small results, nothing cyclic
+        verdicts = diagnosis.diagnose_all(state)
+        cache: dict[Any, Explanation] = {}
+        pods = [
+            PodRecord(
+                pod,
+                verdicts.pods.get((pod.namespace, pod.name)) if pod.uses_dra else None,
+                pod_chain_keys(state, pod),
+            )
+            for pod in sorted(state.pods.values(), key=lambda p: (p.namespace, p.name))
+        ]
+        claims = [
+            ClaimRecord(
+                claim,
+                verdict,
+                explain(state, claim, cache),
+                claim_chain_keys(state, claim),
+                claim.class_names,
+                state.claim_drivers(claim),
+                state.claim_nodes(claim),
+            )
+            for claim in sorted(state.claims.values(), key=lambda c: (c.namespace, c.name))
+            for verdict in [verdicts.claims[(claim.namespace, claim.name)]]
+        ]
+        found = findings.find(state)
+        items = checklist.evaluate(state, found)
+        inv = inventory.inventory(state)
+        devices = _devices(state, inv)
+        return Analysis(
+            pods=pods,
+            claims=claims,
+            findings=found,
+            checklist=items,
+            devices=devices,
+            pools=[
+                pool_dict(info)
+                for info in sorted(inv.pools.values(), key=lambda p: (not p.attention, p.pool.key))
+            ],
+            capacity=capacity_dict(state, inv),
+            inventory=inventory_dict(inv),
+            classes={name: class_dict(state, cls) for name, cls in sorted(state.classes.items())},
+            summary=summary_dict(state, verdicts, items, found),
+            options=_options(state, verdicts),
+            pool_slices={
+                key: [s.key for s in (*pool.slices, *pool.stale_slices)]
+                for key, pool in state.pools.items()
+            },
+        )
+
+
+def explain(
+    state: ClusterState, claim: ResourceClaim, cache: dict[Any, Explanation] | None = None
+) -> Explanation:
+    """What the allocator would do with this claim now, on every node its Pod may use (the
+    explain API): with the Pod's other unallocated claims, as the scheduler allocates them."""
+    return diagnosis.explain_claim(state, claim, cache)
+
+
+def _devices(state: ClusterState, inv: inventory.Inventory) -> list[DeviceRecord]:
+    rows = [
+        DeviceRecord(
+            d, inv.statuses[id(d)], id(d) in inv.tainted, inv.device_classes.get(id(d), [])
+        )
+        for d in state.devices.values()
+    ]
+    rows.sort(
+        key=lambda r: (r.device.driver, r.device.pool_name, r.device.node_name, r.device.name)
+    )
+    return rows
+
+
+def _options(state: ClusterState, verdicts: diagnosis.SnapshotDiagnosis) -> dict[str, Any]:
+    pods = state.dra_pods
+    classes = set(state.classes)
+    drivers = {s.driver for s in state.slices.values() if s.driver}
+    for claim in state.claims.values():
+        classes.update(claim.class_names)
+        drivers.update(r.driver for r in claim.results)
+    return {
+        "pods": {
+            "namespaces": sorted({p.namespace for p in pods}),
+            "phases": sorted({p.phase for p in pods}),
+            "reasons": sorted({d.reason for d in verdicts.pods.values()}),
+        },
+        "claims": {
+            "namespaces": sorted({ns for ns, _ in state.claims}),
+            "classes": sorted(c for c in classes if c),
+            "drivers": sorted(drivers),
+            "reasons": sorted({d.reason for d in verdicts.claims.values()}),
+        },
+        "devices": {
+            "drivers": sorted({d.driver for d in state.devices.values()}),
+            "classes": sorted(state.classes),
+            "attributes": inventory.attribute_names(state),
+        },
+    }
+
+
+# --- JSON: what the API serves and the database keeps ---------------------------------------
+
+
+def diagnosis_dict(d: Diagnosis) -> dict[str, Any]:
+    return {
+        "stage": d.stage,
+        "reason": d.reason,
+        "summary": d.summary,
+        "evidence": [e.as_dict() for e in d.evidence],
+        "next_steps": list(d.next_steps),
+    }
+
+
+def explanation_dict(x: Explanation) -> dict[str, Any]:
+    """The explain API's JSON (DESIGN "REST API")."""
+    return x.as_dict()
+
+
+FAILED_SHOWN = 50  # devices that dropped out, per request, on a page (the API has them all)
+NOT_FIT_SHOWN = 20  # nodes a page names where the claims do not fit (the API has all)
+
+
+def explanation_head(x: Explanation) -> dict[str, Any]:
+    """What a page shows of an explanation: per request its funnel, the step short of what it
+    needs, and the first FAILED_SHOWN devices that dropped out (``failed``, of
+    ``failed_total``); the allocator's answer per node counted by outcome, with the first
+    NOT_FIT_SHOWN nodes where it is not a fit."""
+    outcomes = Counter(n.outcome for n in x.nodes)
+    not_fit = [n.as_dict() for n in x.nodes if n.outcome != "fit"]
+    return {
+        "allocatable": x.allocatable,
+        "error": x.error,
+        "node": x.node,
+        "reason": x.reason,
+        "claims": list(x.claims),
+        "requests": [
+            {
+                "name": r.name,
+                "claim": r.claim,
+                "need": r.need,
+                "funnel": [{"step": step, "remaining": n} for step, n in r.funnel],
+                "short_step": r.short_step,
+                "empty_step": r.empty_step,
+                "error": r.error,
+                "node": r.node,
+                "failed": [
+                    {
+                        "pool": d.pool,
+                        "device": d.device,
+                        "failed_step": d.failed_step,
+                        "detail": d.detail,
+                    }
+                    for d in failed[:FAILED_SHOWN]
+                ],
+                "failed_total": len(failed),
+            }
+            for r in x.requests
+            for failed in [[d for d in r.devices if d.failed_step]]
+        ],
+        "nodes": {
+            "eligible": x.eligible_nodes,
+            "complete": x.nodes_complete,
+            "outcomes": dict(sorted(outcomes.items())),
+            "not_fit": not_fit[:NOT_FIT_SHOWN],
+            "not_fit_total": len(not_fit),
+        },
+        "allocation": x.allocations,
+    }
+
+
+def pool_dict(info: inventory.PoolInfo) -> dict[str, Any]:
+    """GET snapshots/{id}/pools (DESIGN "REST API", plus fields since)."""
+    pool, tally = info.pool, info.tally
+    return {
+        "driver": pool.driver,
+        "pool": pool.name,
+        "generation": pool.generation,
+        "slices": len(pool.slices),
+        "resource_slice_count": pool.resource_slice_count,
+        "complete": pool.complete,
+        "devices": tally.total,
+        "allocated": tally.allocated,
+        "valid": pool.valid,
+        "usable": info.usable,
+        "problem": info.problem or None,
+        "free": tally.free,
+        "tainted": tally.tainted_any,
+        "unusable": tally.unusable,
+        "nodes": pool.node_names,
+        "stale_slices": [
+            {"name": name, "generation": generation, "devices": devices}
+            for name, generation, devices in info.stale
+        ],
+        "duplicate_devices": info.duplicates,
+        "counter_sets": [
+            {
+                "name": counter_set.name,
+                "counters": [
+                    {
+                        "name": c.name,
+                        "total": c.total,
+                        "consumed": c.consumed,
+                        "fraction": round(c.fraction, 4),
+                    }
+                    for c in counter_set.counters
+                ],
+            }
+            for counter_set in info.counter_sets
+        ],
+        "attention": info.attention,
+        "other_nodes": info.other_nodes,
+    }
+
+
+def tally_dict(t: inventory.Tally) -> dict[str, int]:
+    return {
+        "total": t.total,
+        "allocated": t.allocated,
+        "unusable": t.unusable,
+        "tainted": t.tainted,
+        "free": t.free,
+        "tainted_any": t.tainted_any,
+    }
+
+
+NODES_SHOWN = 10  # the busiest and the most free nodes each; the node filter finds the others
+
+
+def inventory_dict(inv: inventory.Inventory) -> dict[str, Any]:
+    """The devices page's counts: in all, per class, per driver, and the nodes to chart (all of
+    them when few, else the NODES_SHOWN busiest and the NODES_SHOWN with the most free)."""
+    nodes = sorted((name, t) for name, t in inv.by_node.items() if name)
+    chart: dict[str, Any] = {"nodes": len(nodes), "all": [], "busiest": [], "most_free": []}
+    if len(nodes) <= 2 * NODES_SHOWN:
+        chart["all"] = nodes
+    else:
+        chart["busiest"] = sorted(nodes, key=lambda nt: (-nt[1].used, -nt[1].allocated, nt[0]))[
+            :NODES_SHOWN
+        ]
+        shown = {name for name, _ in chart["busiest"]}
+        chart["most_free"] = [
+            nt
+            for nt in sorted(nodes, key=lambda nt: (-nt[1].free, nt[1].used, nt[0]))
+            if nt[0] not in shown
+        ][:NODES_SHOWN]
+    for key in ("all", "busiest", "most_free"):
+        chart[key] = [[name, tally_dict(t)] for name, t in chart[key]]
+    chart["hidden"] = (
+        len(nodes) - len(chart["all"]) - len(chart["busiest"]) - len(chart["most_free"])
+    )
+    shared = inv.by_node.get("")
+    chart["shared"] = tally_dict(shared) if shared else None
+    return {
+        "total": tally_dict(inv.total),
+        "minor": inv.minor,
+        "classes": [
+            {"name": c.name, "tally": tally_dict(c.tally), "error": c.error} for c in inv.classes
+        ],
+        "by_driver": [[driver, tally_dict(t)] for driver, t in inv.by_driver.items()],
+        "node_chart": chart,
+    }
+
+
+def capacity_dict(state: ClusterState, inv: inventory.Inventory) -> dict[str, Any]:
+    """GET snapshots/{id}/capacity: per class and per Job (those that do not fit first). Each
+    class also has ``free_spread``: [free devices on a node, nodes with that many], most first."""
+    skipped = {c.name: c.tally.unusable for c in inv.classes}
+    jobs = sorted(capacity.job_capacity(state), key=lambda j: {False: 0, None: 1, True: 2}[j.fits])
+    return {
+        "classes": [
+            _class_capacity(c, skipped.get(c.name, 0)) for c in capacity.class_capacity(state)
+        ],
+        "jobs": [_job_capacity(j) for j in jobs],
+    }
+
+
+def _class_capacity(c: capacity.ClassCapacity, skipped: int) -> dict[str, Any]:
+    spread = Counter(n for n in c.free_by_node.values() if n > 0)
+    return {
+        "device_class": c.name,
+        "known": c.known,
+        "devices": c.total,
+        "in_skipped_pools": skipped,
+        "allocated": c.allocated,
+        "tainted": c.tainted,
+        "free": c.free,
+        "largest_free_set": c.largest_free_set,
+        "waiting": [
+            {
+                "devices_per_request": w.count,
+                "requests": w.requests,
+                "servable": w.servable,
+                "unusable_free_devices": w.unusable,
+                "claims": [f"{namespace}/{name}" for namespace, name in w.claims],
+                "summary": w.summary,
+            }
+            for _, w in sorted(c.waiting.items())
+        ],
+        "all_mode_requests": c.all_mode_requests,
+        "admin_access_requests": c.admin_access_requests,
+        "unknown_requests": c.unknown_requests,
+        "summary": c.summary,
+        "free_spread": [list(kv) for kv in sorted(spread.items(), reverse=True)],
+    }
+
+
+def _job_capacity(j: capacity.JobCapacity) -> dict[str, Any]:
+    return {
+        "job": f"{j.job.namespace}/{j.job.name}",
+        "pods_wanted": j.pods_wanted,
+        "devices_per_pod": j.per_pod,
+        "demand": j.demand,
+        "matching": j.matching,
+        "available": j.available,
+        "pods_fit": j.pods_fit,
+        "fits": j.fits,
+        "summary": j.summary,
+    }
+
+
+def class_dict(state: ClusterState, device_class: Any) -> dict[str, Any]:
+    """A DeviceClass's page: the devices its selectors admit, the claims and templates that ask
+    for it (the claims themselves come from the claims list, filtered by class)."""
+    claims = [c for c in state.claims.values() if device_class.name in c.class_names]
+    evaluation = matching.evaluate(state, "true", device_class=device_class.name)
+    admitted = evaluation.matching
+    return {
+        "name": device_class.name,
+        "selectors": device_class.selectors,
+        "extended_resource_name": device_class.extended_resource_name,
+        "config": device_class.spec.get("config"),
+        "drivers": state.class_drivers(device_class),
+        "compile_error": evaluation.compile_error,
+        "devices": len(admitted),
+        "allocated": sum(1 for r in admitted if r.device.allocated),
+        "errors": [[message, len(rows)] for message, rows in evaluation.error_groups],
+        "claim_count": len(claims),
+        "claim_states": dict(Counter(c.state for c in claims).most_common()),
+        "templates": sorted(
+            [t.namespace, t.name]
+            for t in state.templates.values()
+            if device_class.name in t.class_names
+        ),
+    }
+
+
+def summary_dict(
+    state: ClusterState,
+    verdicts: diagnosis.SnapshotDiagnosis,
+    items: list[checklist.CheckItem],
+    found: list[findings.Finding],
+) -> dict[str, Any]:
+    """The overview's headline figures."""
+    stage_counts = verdicts.stage_counts()
+    devices = list(state.devices.values())
+    pools = list(state.pools.values())
+    return {
+        "dra_pods": len(verdicts.pods),
+        "stages": [[stage, STAGE_TITLES[stage], n] for stage, n in stage_counts.items()],
+        "stuck": sum(n for stage, n in stage_counts.items() if stage != "healthy"),
+        "reasons": [[stage, reason, n] for (stage, reason), n in verdicts.reason_counts().items()],
+        "claims": len(state.claims),
+        "claim_states": dict(Counter(c.state for c in state.claims.values())),
+        "claim_stages": dict(Counter(d.stage for d in verdicts.claims.values())),
+        "devices": len(devices),
+        "devices_allocated": sum(1 for d in devices if d.allocated),
+        "devices_tainted": sum(1 for d in devices if d.taints),
+        "pools": len(pools),
+        "pools_incomplete": sum(1 for p in pools if not p.complete),
+        "pools_invalid": sum(1 for p in pools if not p.valid),
+        "drivers": sorted({p.driver for p in pools}),
+        "classes": sorted(state.classes),
+        "nodes": len(state.nodes),
+        "checklist": {s: sum(1 for i in items if i.status == s) for s in checklist.STATUSES},
+        "findings": dict(Counter(f.severity for f in found)),
+    }

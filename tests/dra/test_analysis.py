@@ -1,0 +1,134 @@
+"""dradash.dra.analysis and the chain keys: what the analyse task stores, computed once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks.synthetic import generate
+from dradash.demo import cluster as demo
+from dradash.dra import analysis, chain
+from dradash.dra.inventory import AttributeFilter
+from dradash.dra.kinds import kind_of, object_key
+from dradash.dra.state import ClusterState, SnapshotMeta
+
+from .builders import device, resource_slice
+
+CLUSTERS = {
+    "demo": demo.build(),
+    "demo-later": demo.build(later=True),
+    "synthetic": generate(nodes=12, devices_per_node=4, pods=40, claims=40, events=60, seed=3),
+}
+
+
+def _state(objects: list[dict[str, Any]]) -> ClusterState:
+    return ClusterState.build(objects, SnapshotMeta(server_version=demo.SERVER_VERSION))
+
+
+def _only(objects: list[dict[str, Any]], keys: list[tuple[str, str, str]]) -> ClusterState:
+    """The state of only the objects with these keys, as a page builds it from its chain."""
+    wanted = set(keys)
+    return _state([o for o in objects if _key(o) in wanted])
+
+
+def _key(o: dict[str, Any]) -> tuple[str, str, str]:
+    """The key the database stores the object under (dradash.dra.kinds.object_key)."""
+    kind = kind_of(o)
+    assert kind is not None
+    return object_key(kind, o)
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_every_pod_chain_needs_only_its_chain_keys(name: str) -> None:
+    objects = CLUSTERS[name]
+    full = _state(objects)
+    assert full.pods
+    for pod in full.pods.values():
+        keys = chain.pod_chain_keys(full, pod)
+        part = _only(objects, keys)
+        assert len(keys) < len(objects)
+        assert chain.pod_chain(part, part.pods[pod.key[1:]]) == chain.pod_chain(full, pod), pod
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_every_claim_chain_needs_only_its_chain_keys(name: str) -> None:
+    objects = CLUSTERS[name]
+    full = _state(objects)
+    assert full.claims
+    for claim in full.claims.values():
+        part = _only(objects, chain.claim_chain_keys(full, claim))
+        assert chain.claim_chain(part, part.claims[claim.key[1:]]) == chain.claim_chain(
+            full, claim
+        ), claim
+
+
+def test_analysis_covers_every_pod_claim_device_and_pool() -> None:
+    state = _state(CLUSTERS["demo"])
+    result = analysis.analyse(state)
+    assert {(r.pod.namespace, r.pod.name) for r in result.pods} == set(state.pods)
+    assert {(r.claim.namespace, r.claim.name) for r in result.claims} == set(state.claims)
+    assert len(result.devices) == len(state.devices)
+    assert {(p["driver"], p["pool"]) for p in result.pools} == set(state.pools)
+    # Pods that use DRA have a verdict, the others none.
+    for r in result.pods:
+        assert (r.diagnosis is not None) == r.pod.uses_dra
+    # Every claim has the allocator's answer (shared by claims that ask the same).
+    assert all(r.explanation is not None for r in result.claims)
+    assert result.summary["dra_pods"] == sum(1 for r in result.pods if r.diagnosis)
+    assert result.summary["stuck"] == sum(
+        1 for r in result.pods if r.diagnosis and r.diagnosis.stage != "healthy"
+    )
+    assert set(result.classes) == set(state.classes)
+    # Pools that need attention come first.
+    flags = [p["attention"] for p in result.pools]
+    assert flags == sorted(flags, reverse=True)
+
+
+def test_severity_and_stage_order() -> None:
+    result = analysis.analyse(_state(CLUSTERS["demo"]))
+    for r in result.pods:
+        if r.diagnosis is None:
+            continue
+        expected = "ok" if r.diagnosis.stage == "healthy" else ("warning", "error")
+        assert analysis.severity(r.diagnosis) in expected
+    assert analysis.stage_order("pod-pending") < analysis.stage_order("healthy")
+
+
+@pytest.mark.parametrize(
+    ("attributes", "wanted", "matches"),
+    [
+        ({"productName": {"string": "H100"}}, "productName=H100", True),
+        ({"productName": {"string": "H100"}}, "gpu.example.com/productName=H100", True),
+        ({"productName": {"string": "H100"}}, "productName=h100", False),
+        ({"productName": {"string": "H100"}}, "productName", True),
+        ({"productName": {"string": "H100"}}, "model", False),
+        ({"index": {"int": 8}}, "index=08", True),  # ints compare as numbers
+        ({"index": {"string": "8"}}, "index=08", False),  # strings as written
+        ({"index": {"string": "08"}}, "index=08", True),
+        ({"mig": {"bool": True}}, "mig=TRUE", True),
+        ({"mig": {"bool": True}}, "mig=1", False),
+        ({"driverVersion": {"version": "1.2.3"}}, "driverVersion=1.2.3", True),
+        ({"other.io/x": {"string": "a"}}, "x=a", False),  # another domain is never bare
+        ({"other.io/x": {"string": "a"}}, "other.io/x=a", True),
+        ({"gpu.example.com/x": {"string": "a"}}, "x=a", True),  # the driver's own domain
+        ({"x": {"string": 'a"\nb'}}, 'x=a"', False),  # a value cannot forge a separator
+    ],
+)
+def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, matches) -> None:
+    """The stored devices are filtered by text (DeviceRecord.attribute_tokens); that must give
+    what inventory.AttributeFilter.matches gives on the device itself."""
+    s = resource_slice(
+        "s",
+        driver="gpu.example.com",
+        pool="p",
+        node_name="n",
+        devices=[device("gpu-0", attributes=attributes)],
+    )
+    state = _state([s])
+    (dev,) = state.devices.values()
+    wanted_filter = AttributeFilter.parse(wanted)
+    assert wanted_filter.matches(dev) is matches
+    record = analysis.DeviceRecord(dev, "free", False, [])
+    tokens = record.attribute_tokens()
+    assert any(t in tokens for t in analysis.attribute_filter_tokens(wanted_filter)) is matches

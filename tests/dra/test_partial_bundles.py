@@ -1,0 +1,161 @@
+"""Findings and checklist items on bundles that lack a kind: skipped and named, never guessed.
+
+People export what they think matters (``kubectl get resourceclaims,resourceslices``). A check
+that rests on a kind the bundle does not have must not report its absence as a fact, nor propose
+deleting or changing anything because of it: it is skipped, and one kinds-missing finding names
+the kinds and the checks. A live capture that listed a kind and found none proves there is none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dradash.demo import cluster as demo
+from dradash.dra.checklist import evaluate
+from dradash.dra.findings import NEEDS, Finding, find
+from dradash.dra.kinds import KINDS
+from dradash.dra.state import ClusterState, SnapshotMeta
+
+from .builders import (
+    claim,
+    consumer,
+    container,
+    device,
+    generated_claim,
+    pod,
+    pod_claim,
+    resource_slice,
+    result,
+)
+
+DEMO_DRIVER = "gpu.nvidia.com"
+
+
+def scenario() -> list[dict[str, Any]]:
+    """The demo cluster 30 minutes later, plus one object for each finding it lacks."""
+    objects = list(demo.build(True))
+    gone = pod("gone", "ml", uid="uid-gone")
+    stuck = claim("stuck", "ml", deleting=True)
+    stuck["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    unused = pod(
+        "unused", "ml", claims=[pod_claim("gpu", claim="idle")], containers=[container("main")]
+    )
+    objects += [
+        generated_claim(gone, "gpu", results=[result(pool="nowhere", driver=DEMO_DRIVER)]),
+        claim("idle", "ml", results=[result(pool="nowhere", driver=DEMO_DRIVER)]),
+        stuck,
+        claim("for-gone", "ml", results=[result(pool="nowhere")], reserved_for=[consumer(gone)]),
+        unused,
+        resource_slice("empty", pool="empty-node", devices=[], node_name="empty-node"),
+        resource_slice(
+            "twice", pool="twice-node", devices=[device("gpu-0"), device("gpu-0")], node_name="x"
+        ),
+    ]
+    return objects
+
+
+def imported(objects: list[dict[str, Any]]) -> ClusterState:
+    """As snapshot_store records a bundle imported without SnapshotInfo: absent means unproven."""
+    kinds = {
+        k: {"status": "ok" if any(o["kind"] == k for o in objects) else "absent"} for k in KINDS
+    }
+    return ClusterState.build(objects, SnapshotMeta(kinds=kinds, source="import"))
+
+
+def codes(state: ClusterState) -> set[str]:
+    return {f.code for f in find(state)}
+
+
+def kinds_missing(state: ClusterState) -> Finding:
+    (finding,) = [f for f in find(state) if f.code == "kinds-missing"]
+    return finding
+
+
+# Codes the scenario cannot raise: dra-api-not-served needs served API versions (no kind), and
+# no-preemption a priority ladder of Pods, which its own tests build (test_findings).
+NOT_IN_SCENARIO = {"dra-api-not-served", "no-preemption"}
+
+
+def test_the_whole_scenario_raises_every_finding_and_skips_none() -> None:
+    found = codes(imported(scenario()))
+
+    assert set(NEEDS) - NOT_IN_SCENARIO <= found
+    assert "kinds-missing" not in found
+
+
+PAIRS = [(code, kind) for code, kinds in sorted(NEEDS.items()) for kind in kinds]
+
+
+@pytest.mark.parametrize(("code", "kind"), PAIRS, ids=[f"{c}-without-{k}" for c, k in PAIRS])
+def test_a_finding_is_skipped_and_named_on_a_bundle_without_a_kind_it_rests_on(
+    code: str, kind: str
+) -> None:
+    state = imported([o for o in scenario() if o["kind"] != kind])
+
+    assert code not in codes(state)
+    missing = kinds_missing(state)
+    assert code in missing.message
+    plural = kind + ("es" if kind.endswith("s") else "s")
+    assert f"{plural}" in missing.message
+    assert "not in the imported bundle" in missing.message
+    assert KINDS[kind].plural in missing.next_step
+    assert missing.objects == []
+
+
+def test_a_capture_that_found_no_pods_proves_there_are_none() -> None:
+    objects = [o for o in scenario() if o["kind"] != "Pod"]
+    kinds = {
+        k: {"status": "ok" if any(o["kind"] == k for o in objects) else "absent"} for k in KINDS
+    }
+    captured = ClusterState.build(objects, SnapshotMeta(kinds=kinds, source="capture"))
+
+    found = codes(captured)
+    assert {"orphaned-claim", "reserved-for-missing-pod"} <= found
+    assert "kinds-missing" not in found
+
+
+def test_forbidden_kinds_are_named_with_why() -> None:
+    objects = [o for o in scenario() if o["kind"] != "Pod"]
+    kinds = {k: {"status": "ok"} for k in KINDS}
+    kinds["Pod"] = {"status": "forbidden", "message": 'pods is forbidden: User "x" cannot list'}
+    state = ClusterState.build(objects, SnapshotMeta(kinds=kinds, source="capture"))
+
+    missing = kinds_missing(state)
+    assert "Pods could not be read" in missing.message
+    assert "forbidden" in missing.message
+    assert "kubectl auth can-i list pods" in missing.next_step
+
+
+def test_claims_only_bundle_proposes_no_deletion_for_what_it_lacks() -> None:
+    """The issue's case: allocated claims without their Pods and slices."""
+    claims = [o for o in scenario() if o["kind"] == "ResourceClaim"]
+    state = imported(claims)
+
+    found = find(state)
+    raised = {f.code for f in found}
+    assert not raised & {
+        "dangling-allocation",
+        "orphaned-claim",
+        "reserved-for-missing-pod",
+        "reserved-for-finished-pod",
+    }
+    for finding in found:
+        # What is left rests on the claims' own fields (empty reservedFor, deletionTimestamp).
+        assert set(NEEDS.get(finding.code, ())) <= {"ResourceClaim"}, finding.code
+
+
+@pytest.mark.parametrize("kind", sorted({k for kinds in NEEDS.values() for k in kinds}))
+def test_checklist_items_are_unknown_rather_than_passing_without_a_kind(kind: str) -> None:
+    objects = [o for o in scenario() if o["kind"] != kind]
+    state = imported(objects)
+    full = {i.code: i for i in evaluate(imported(scenario()), find(imported(scenario())))}
+
+    for item in evaluate(state, find(state)):
+        if item.status == "pass":
+            # A pass is only allowed where the full scenario passes too and the item never
+            # needed the kind: it must not turn a problem the snapshot lacks into a pass.
+            assert full[item.code].status == "pass", item.code
+        if item.status == "unknown" and kind in item.summary:
+            assert "not in the imported bundle" in item.summary
