@@ -126,7 +126,19 @@ def timed(browser: Browser, endpoint: str, method: str, path: str, **kwargs: Any
     except Exception as exc:  # timeouts, resets: a worker killed mid-request
         return Sample(endpoint, 0, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
     error = "" if reply.status < 400 else reply.text[:200]
-    return Sample(endpoint, reply.status, reply.seconds, error, " ".join(reply.text[:300].split()))
+    return Sample(endpoint, reply.status, reply.seconds, error, outcome(reply.text))
+
+
+def outcome(body: str) -> str:
+    """What a selector API answer says about the first device: its error or its verdict."""
+    try:
+        data = json.loads(body)
+        first = data["results"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return " ".join(body[:160].split())
+    if data.get("compile_error"):
+        return f"compile error: {data['compile_error'].get('message', '')}"[:160]
+    return (first.get("error") or f"matches: {first.get('matches')}")[:160]
 
 
 def ordinary_client(
@@ -390,9 +402,17 @@ def report(result: dict[str, Any]) -> None:
         print(f"  {count} x {error}")
     if result["with_expensive"]:
         print("expensive requests:")
-    for e in result["expensive"]:
-        answer = f" — {e['answer']}" if e["answer"] else ""
-        print(f"  {e['expression']:<8} {e['status'] or 'no answer'} in {e['seconds']} s{answer}")
+    for name in EXPENSIVE:
+        done = [e for e in result["expensive"] if e["expression"] == name]
+        if not done:
+            continue
+        seconds = [e["seconds"] for e in done]
+        statuses = dict(Counter(e["status"] or "no answer" for e in done))
+        answers = Counter(e["answer"] for e in done).most_common(1)
+        print(
+            f"  {name:<8} n={len(done)}  statuses {statuses}  median {statistics.median(seconds)} s"
+            f"  max {max(seconds)} s  — {answers[0][0] if answers else ''}"
+        )
     w = result["workers"]
     print("gunicorn workers (MiB, resident / peak):")
     for pid, m in w["before"].items():
