@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -378,6 +379,7 @@ def run(profile: str, duration: float, clients: int, expensive: bool = True) -> 
         if server is not None:
             server.stop()
         postgres.close()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def report(result: dict[str, Any]) -> None:
