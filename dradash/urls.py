@@ -23,3 +23,6 @@ urlpatterns = [
     path("api/v1/", include("dradash.readiness.api_urls")),
     path("api/schema/", login_not_required(SpectacularAPIView.as_view()), name="api-schema"),
 ]
+
+# The database (or the rate limiter's Redis) being away is a 503, not a 500; JSON under /api/.
+handler500 = "dradash.errors.server_error"

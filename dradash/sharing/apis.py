@@ -83,7 +83,10 @@ class SnapshotShareListApi(BaseApi):
 class ShareRevokeApi(BaseApi):
     @extend_schema(
         operation_id="shares_revoke",
-        responses={204: OpenApiResponse(description="Revoked (or already revoked).")},
+        responses={
+            204: OpenApiResponse(description="Revoked (or already revoked)."),
+            403: OpenApiResponse(description="Only the link's creator or a staff user may."),
+        },
     )
     def delete(self, request: Request, share_id: int) -> Response:
         link = get_object_or_404(ShareLink, pk=share_id)

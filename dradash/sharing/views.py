@@ -17,6 +17,7 @@ from dradash.sharing.selectors import audit_event_list, share_link_list_active
 from dradash.sharing.services import (
     remote_addr,
     share_link_create,
+    share_link_may_revoke,
     share_link_revoke,
     share_path,
     shareable_path,
@@ -64,12 +65,15 @@ def share_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
 
 
 def _share_list(request: HtmxHttpRequest, snapshot: Snapshot) -> HttpResponse:
+    links = list(share_link_list_active(snapshot=snapshot))
+    for link in links:
+        link.may_revoke = share_link_may_revoke(link=link, user=request.user)  # type: ignore[attr-defined]
     return render(
         request,
         template_for(request, "sharing/list.html", "links"),
         {
             "snapshot": snapshot,
-            "links": share_link_list_active(snapshot=snapshot),
+            "links": links,
             "events": audit_event_list(snapshot=snapshot),
         },
     )
@@ -77,6 +81,7 @@ def _share_list(request: HtmxHttpRequest, snapshot: Snapshot) -> HttpResponse:
 
 @require_POST
 def share_revoke(request: HtmxHttpRequest, share_id: int) -> HttpResponse:
+    """Revoke a link (its creator or staff only: 403 for anyone else)."""
     link = get_object_or_404(ShareLink.objects.select_related("snapshot"), pk=share_id)
     share_link_revoke(link=link, user=request.user, remote_addr=remote_addr(request))
     if request.htmx:

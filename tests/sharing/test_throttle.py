@@ -66,16 +66,17 @@ def test_with_a_cache_url_every_process_counts_in_redis(
     )
     env = {**os.environ, "DRADASH_CACHE_URL": url, "DJANGO_SETTINGS_MODULE": "dradash.settings"}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["django.core.cache.backends.redis.RedisCache", url], out.stderr
+    assert out.stdout.split() == ["dradash.cache.FailSafeRedisCache", url], out.stderr
 
     server = redis.Redis.from_url(url)
     key = f"dradash:1:throttle_selectors_{user.pk}"
     server.delete(key)
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "dradash.cache.FailSafeRedisCache",
             "LOCATION": url,
             "KEY_PREFIX": "dradash",
+            "OPTIONS": {"STRICT_KEY_PREFIXES": ["throttle_"]},
         }
     }
     try:
