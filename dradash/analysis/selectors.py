@@ -29,6 +29,7 @@ from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import objects_by_ids, partial_state
 
+STATE_FIELDS = ("status", "error", "attempts", "queued_at", "started_at", "finished_at", "seconds")
 STUCK_SHOWN = 15  # Pods to look at first, on the overview
 HISTORY_SHOWN = 50  # snapshots in an object's stage history
 
@@ -36,7 +37,9 @@ HISTORY_SHOWN = 50  # snapshots in an object's stage history
 def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
     """The snapshot's analysis row; one is asked for (and queued) when there is none yet, as
     for snapshots stored before dradash analysed them."""
-    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).defer("device_index").first()
+    # Only its state: each page then loads the one or two results it shows (the capacity of a
+    # large cluster alone is a megabyte of JSON).
+    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).only(*STATE_FIELDS).first()
     if found is None:
         from dradash.analysis.services import analysis_request
 

@@ -116,7 +116,8 @@ def device_input(device: Device) -> DeviceInput:
 
 @dataclass(slots=True)
 class IndexedDevice:
-    """A device of a DeviceIndex: what selectors read of it, and where it is."""
+    """A device of a DeviceIndex: what selectors read of it (the fields of a DeviceInput, so
+    it serves as one), and where it is."""
 
     driver: str
     pool_name: str
@@ -198,8 +199,9 @@ class DeviceIndex:
         return zlib.compress(body, 6)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> DeviceIndex:
-        with gc_paused():
+    def from_bytes(cls, data: bytes, *, freeze: bool = False) -> DeviceIndex:
+        """The index again; ``freeze`` for one that will be kept (see gc.gc_paused)."""
+        with gc_paused(freeze=freeze):
             loaded = orjson.loads(zlib.decompress(data))
             if loaded.get("version") != cls.VERSION:
                 raise ValueError(f"device index version {loaded.get('version')}")
@@ -232,12 +234,8 @@ def device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
 
 
 def _build_device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
-    if isinstance(state, DeviceIndex):
-        inputs = [
-            DeviceInput(d.driver, d.attributes, d.capacity, d.allow_multiple_allocations)
-            for d in state.devices
-        ]
-        return state.devices, inputs, state.errors
+    if isinstance(state, DeviceIndex):  # an IndexedDevice has every field of a DeviceInput
+        return state.devices, state.devices, state.errors  # type: ignore[return-value]
     devices = sorted(state.devices.values(), key=lambda d: d.key)
     inputs = [device_input(d) for d in devices]
     return devices, inputs, [conversion_error(i) for i in inputs]

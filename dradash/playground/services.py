@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -32,16 +33,21 @@ class _Devices:
                 self._states.move_to_end(snapshot.pk)
                 return state
         data = SnapshotAnalysis.objects.values_list("device_index", flat=True).get(pk=analysis.pk)
-        state = matching.DeviceIndex.from_bytes(bytes(data))
+        state = matching.DeviceIndex.from_bytes(bytes(data), freeze=True)
         with self._lock:
             self._states[snapshot.pk] = state
+            evicted = False
             while len(self._states) > self.SIZE:
                 self._states.popitem(last=False)
+                evicted = True
+        if evicted:  # the collector may reclaim what the evicted index leaves behind
+            gc.unfreeze()
         return state
 
     def clear(self) -> None:
         with self._lock:
             self._states.clear()
+        gc.unfreeze()
 
 
 snapshot_devices = _Devices()
