@@ -51,15 +51,30 @@ QUEUED_TIMEOUT = 1800
 def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
     """Mark the snapshot's analysis pending and queue the analyse task once the current
     transaction commits (snapshot_store calls this for every snapshot it stores)."""
-    from dradash.analysis.tasks import analyse_snapshot
-
     analysis, created = SnapshotAnalysis.objects.get_or_create(snapshot=snapshot)
     if not created:
         SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
             status=SnapshotAnalysis.Status.PENDING, queued_at=timezone.now(), started_at=None
         )
-    analyse_snapshot.delay_on_commit(snapshot.pk)
+    transaction.on_commit(lambda: analysis_enqueue(snapshot.pk))
     return analysis
+
+
+def analysis_enqueue(snapshot_id: int) -> None:
+    """Hand the analysis to a worker; if the broker cannot take it, record that as a failure,
+    which analyses_reap tries again once the queue is back."""
+    from dradash.analysis.tasks import analyse_snapshot
+    from dradash.celery import QueueUnavailable, enqueue
+
+    try:
+        enqueue(analyse_snapshot, snapshot_id)
+    except QueueUnavailable as exc:
+        SnapshotAnalysis.objects.filter(pk=snapshot_id, started_at=None).update(
+            status=SnapshotAnalysis.Status.FAILED,
+            error=f"the task queue is unavailable ({exc}); the analysis is queued again by "
+            "itself once it is back",
+            finished_at=timezone.now(),
+        )
 
 
 def analyses_reap(*, now: datetime | None = None) -> list[int]:

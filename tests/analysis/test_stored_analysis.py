@@ -254,3 +254,21 @@ def test_a_failed_analysis_gives_up_after_its_retries(monkeypatch):
     )
     assert earlier.pk not in analyses_reap(now=timezone.now() + timedelta(days=1))
     assert SnapshotAnalysis.objects.get(pk=earlier.pk).error == "boom"
+
+
+def test_with_the_queue_down_an_analysis_is_failed_and_queued_again_later(monkeypatch):
+    from kombu.exceptions import OperationalError
+
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(analyse_snapshot, "delay", down)
+    with django_on_commit_now():
+        earlier, _ = demo_load()
+    analysis = SnapshotAnalysis.objects.get(pk=earlier.pk)
+    assert analysis.status == "failed"
+    assert "the task queue is unavailable" in analysis.error
+    monkeypatch.undo()  # the queue is back
+    with django_on_commit_now():
+        assert earlier.pk in analyses_reap(now=analysis.finished_at + timedelta(minutes=1))
+    assert SnapshotAnalysis.objects.get(pk=earlier.pk).status == "done"
