@@ -234,7 +234,6 @@ class DeviceRow(models.Model):
     claims = models.TextField(blank=True)  # lines() of "namespace/name" holding it
     attributes = models.TextField(blank=True)  # DeviceRecord.attribute_tokens()
     data = models.JSONField()  # the API row (DeviceRecord.as_dict)
-    page = models.JSONField()  # what the page shows besides (DeviceRecord.page_dict)
 
     class Meta:
         ordering = ["position"]

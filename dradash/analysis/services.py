@@ -292,7 +292,6 @@ def _store(
             "claims",
             "attributes",
             "data",
-            "page",
         ],
         (
             [
@@ -308,7 +307,6 @@ def _store(
                 lines([f"{ns}/{name}" for ns, name in r.holders]),
                 r.attribute_tokens(),
                 _dumps(r.as_dict()),
-                _dumps(r.page_dict()),
             ]
             for position, r in enumerate(result.devices)
         ),

@@ -14,13 +14,14 @@ import contextlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from dradash.dra import capacity, checklist, diagnosis, findings, inventory, matching
 from dradash.dra.allocator import Explanation
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
-from dradash.dra.fields import mapping
+from dradash.dra.fields import mapping, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import Device, Pod, ResourceClaim
@@ -120,23 +121,12 @@ class DeviceRecord:
             "consumed_capacity": inventory.consumed_capacity(d),
         }
 
-    def page_dict(self) -> dict[str, Any]:
-        """What the devices page shows of it beyond the API row."""
-        d = self.device
-        return {
-            "key_attributes": [list(kv) for kv in matching.key_attributes(d, limit=3)],
-            "attribute_list": [list(kv) for kv in inventory.device_attributes(d)],
-            "capacity_list": [list(c) for c in inventory.device_capacity(d)],
-            "counter_list": [list(c) for c in inventory.consumed_counters(d)],
-            "holders": [list(h) for h in self.holders],
-            "pod_refs": [list(p) for p in inventory.device_pods(d)] if self.holders else [],
-        }
-
     def attribute_tokens(self) -> str:
         """The device's attributes as one text that an attribute filter searches:
         ``\\n"domain/name"=value\\n`` per value (JSON, so strings, numbers and booleans stay
-        apart and no value can forge a separator), once more with the bare name for attributes
-        of the device's driver's domain (``productName`` means the driver's)."""
+        apart and no value can forge a separator), ``\\n"domain/name"=\\n`` for an attribute
+        without one, once more with the bare name for attributes of the device's driver's
+        domain (``productName`` means the driver's)."""
         out = []
         for name, value in sorted(mapping(self.device.raw.get("attributes")).items()):
             if not isinstance(value, dict):
@@ -145,12 +135,44 @@ class DeviceRecord:
             names = [name if domain else f"{self.device.driver}/{name}"]
             if not domain or domain == self.device.driver:
                 names.append(ident)
+            values = [json.dumps(v, ensure_ascii=False) for v in _attribute_values(value)]
             for n in names:
                 key = json.dumps(n, ensure_ascii=False)
-                out.append(f"{key}=")
-                for v in _attribute_values(value):
-                    out.append(f"{key}={json.dumps(v, ensure_ascii=False)}")
+                # Every token starts ``"name"=``: a filter without a value looks for that.
+                out += [f"{key}={v}" for v in values] or [f"{key}="]
         return "\n" + "\n".join(out) + "\n" if out else ""
+
+
+def device_display(row: dict[str, Any]) -> dict[str, Any]:
+    """What the devices page shows of a stored device beyond its API row (DeviceRecord.as_dict),
+    made from that row: a few key attributes, every attribute and capacity as text, the
+    counters it consumes, the claims and Pods holding it as (namespace, name)."""
+    consumed = row.get("consumed_capacity") or {}
+    holders = [tuple(c.split("/", 1)) for c in row.get("claims") or []]
+    device = SimpleNamespace(
+        driver=row["driver"], attributes=row["attributes"], capacity=row["capacity"]
+    )
+    return {
+        "key_attributes": matching.key_attributes(device, limit=3),  # type: ignore[arg-type]
+        "attribute_list": [
+            (name, inventory.attribute_text(value))
+            for name, value in sorted(row["attributes"].items())
+            if isinstance(value, dict)
+        ],
+        "capacity_list": [
+            (name, text(value.get("value")) or str(value.get("value", "")), consumed.get(name, ""))
+            for name, value in sorted(row["capacity"].items())
+            if isinstance(value, dict)
+        ],
+        "counter_list": [
+            (text(use.get("counterSet")), counter, text(mapping(value).get("value")))
+            for use in row.get("consumes_counters") or []
+            if isinstance(use, dict)
+            for counter, value in mapping(use.get("counters")).items()
+        ],
+        "holders": holders,
+        "pod_refs": [tuple(p.split("/", 1)) for p in row.get("pods") or []] if holders else [],
+    }
 
 
 def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
@@ -172,7 +194,7 @@ def attribute_filter_tokens(wanted: inventory.AttributeFilter) -> list[str]:
     name = f"{wanted.domain}/{wanted.id}" if wanted.domain else wanted.id
     key = json.dumps(name, ensure_ascii=False)
     if wanted.value is None:
-        return [f"\n{key}=\n"]
+        return [f"\n{key}="]
     values: list[Any] = [wanted.value]
     with contextlib.suppress(ValueError):
         values.append(int(wanted.value))

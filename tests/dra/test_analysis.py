@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from benchmarks.synthetic import generate
 from dradash.demo import cluster as demo
-from dradash.dra import analysis, chain, matching
+from dradash.dra import analysis, chain, inventory, matching
 from dradash.dra.inventory import AttributeFilter
 from dradash.dra.kinds import kind_of, object_key
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -157,3 +158,21 @@ def test_the_stored_device_index_gives_the_verdicts_of_the_snapshot(name, expres
         assert [
             (r.device.key, r.device.node_name, r.state, r.verdict.error) for r in stored.rows
         ] == [(r.device.key, r.device.node_name, r.state, r.verdict.error) for r in full.rows]
+
+
+@pytest.mark.parametrize("name", ["demo", "demo-later"])
+def test_a_stored_device_row_shows_what_the_device_itself_does(name) -> None:
+    """The devices page renders device_display of the stored API row; it must say what the
+    inventory's helpers say of the device."""
+    state = _state(CLUSTERS[name])
+    result = analysis.analyse(state)
+    assert any(r.holders for r in result.devices)
+    for record in result.devices:
+        d = record.device
+        shown = analysis.device_display(json.loads(json.dumps(record.as_dict())))
+        assert shown["key_attributes"] == matching.key_attributes(d, limit=3)
+        assert shown["attribute_list"] == inventory.device_attributes(d)
+        assert shown["capacity_list"] == inventory.device_capacity(d)
+        assert shown["counter_list"] == inventory.consumed_counters(d)
+        assert shown["holders"] == record.holders
+        assert shown["pod_refs"] == (inventory.device_pods(d) if record.holders else [])
