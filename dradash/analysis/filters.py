@@ -10,6 +10,7 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.db import connection
 from django.db.models import Q, QuerySet
 from drf_spectacular.utils import OpenApiParameter
 
@@ -123,6 +124,14 @@ class _AttributeField(forms.CharField):
             raise forms.ValidationError(str(exc)) from exc
 
 
+def _has_token(token: str) -> Q:
+    """Devices with this token (DeviceRow.tokens): a GIN lookup on PostgreSQL, a text search
+    elsewhere."""
+    if connection.vendor == "postgresql":
+        return Q(tokens__contains=[token])
+    return Q(attributes__contains=f"\n{token}\n")
+
+
 class _AttributeFilter(django_filters.CharFilter):
     field_class = _AttributeField
 
@@ -131,8 +140,12 @@ class _AttributeFilter(django_filters.CharFilter):
             return qs
         query = Q()
         for token in attribute_filter_tokens(value):
-            query |= Q(attributes__contains=token)
+            query |= _has_token(token)
         return qs.filter(query)
+
+
+def _device_class(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    return queryset.filter(_has_token(f"class:{value}")) if value else queryset
 
 
 def _device_search(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
@@ -151,7 +164,7 @@ class DeviceFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method=_device_search, **NAME)
     driver = django_filters.CharFilter(**NAME)
     pool = django_filters.CharFilter(**NAME)
-    device_class = django_filters.CharFilter(method=_line("classes"), **NAME)
+    device_class = django_filters.CharFilter(method=_device_class, **NAME)
     node = django_filters.CharFilter(**NAME)
     state = django_filters.ChoiceFilter(choices=DEVICE_STATES, method=_device_state)
     attribute = _AttributeFilter(max_length=400)

@@ -277,6 +277,7 @@ def _store(
         ),
     )
     _store_findings(snapshot, result)
+    on_postgresql = connection.vendor == "postgresql"  # see DeviceRow.tokens
     _copy(
         DeviceRow,
         [
@@ -291,6 +292,7 @@ def _store(
             "classes",
             "claims",
             "attributes",
+            "tokens",
             "data",
         ],
         (
@@ -305,10 +307,12 @@ def _store(
                 r.tainted,
                 lines(r.classes),
                 lines([f"{ns}/{name}" for ns, name in r.holders]),
-                r.attribute_tokens(),
+                "" if on_postgresql else lines(tokens),
+                _dumps(tokens if on_postgresql else []),
                 _dumps(r.as_dict()),
             ]
             for position, r in enumerate(result.devices)
+            for tokens in [r.tokens()]
         ),
     )
     _copy(

@@ -121,13 +121,13 @@ class DeviceRecord:
             "consumed_capacity": inventory.consumed_capacity(d),
         }
 
-    def attribute_tokens(self) -> str:
-        """The device's attributes as one text that an attribute filter searches:
-        ``\\n"domain/name"=value\\n`` per value (JSON, so strings, numbers and booleans stay
-        apart and no value can forge a separator), ``\\n"domain/name"=\\n`` for an attribute
-        without one, once more with the bare name for attributes of the device's driver's
-        domain (``productName`` means the driver's)."""
-        out = []
+    def tokens(self) -> list[str]:
+        """What the class and attribute filters look for: ``class:NAME`` per class admitting
+        the device, and per attribute ``"domain/name"`` and ``"domain/name"=value`` per value
+        (JSON, so that strings, numbers and booleans stay apart and no value can forge a
+        token), once more with the bare name for attributes of the device's driver's domain
+        (``productName`` means the driver's)."""
+        out = [f"class:{name}" for name in self.classes]
         for name, value in sorted(mapping(self.device.raw.get("attributes")).items()):
             if not isinstance(value, dict):
                 continue
@@ -138,9 +138,9 @@ class DeviceRecord:
             values = [json.dumps(v, ensure_ascii=False) for v in _attribute_values(value)]
             for n in names:
                 key = json.dumps(n, ensure_ascii=False)
-                # Every token starts ``"name"=``: a filter without a value looks for that.
-                out += [f"{key}={v}" for v in values] or [f"{key}="]
-        return "\n" + "\n".join(out) + "\n" if out else ""
+                out.append(key)
+                out += [f"{key}={v}" for v in values]
+        return out
 
 
 def device_display(row: dict[str, Any]) -> dict[str, Any]:
@@ -189,18 +189,18 @@ def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
 
 
 def attribute_filter_tokens(wanted: inventory.AttributeFilter) -> list[str]:
-    """The tokens of DeviceRecord.attribute_tokens, one of which a matching device has (see
+    """The tokens (DeviceRecord.tokens) one of which a device the filter matches has (see
     inventory.AttributeFilter.matches)."""
     name = f"{wanted.domain}/{wanted.id}" if wanted.domain else wanted.id
     key = json.dumps(name, ensure_ascii=False)
     if wanted.value is None:
-        return [f"\n{key}="]
+        return [key]
     values: list[Any] = [wanted.value]
     with contextlib.suppress(ValueError):
         values.append(int(wanted.value))
     if wanted.value.lower() in ("true", "false"):
         values.append(wanted.value.lower() == "true")
-    return [f"\n{key}={json.dumps(v, ensure_ascii=False)}\n" for v in values]
+    return [f"{key}={json.dumps(v, ensure_ascii=False)}" for v in values]
 
 
 # --- the analysis --------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_severity_and_stage_order() -> None:
     ],
 )
 def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, matches) -> None:
-    """The stored devices are filtered by text (DeviceRecord.attribute_tokens); that must give
+    """The stored devices are filtered by their tokens (DeviceRecord.tokens); that must give
     what inventory.AttributeFilter.matches gives on the device itself."""
     s = resource_slice(
         "s",
@@ -131,7 +131,7 @@ def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, ma
     wanted_filter = AttributeFilter.parse(wanted)
     assert wanted_filter.matches(dev) is matches
     record = analysis.DeviceRecord(dev, "free", False, [])
-    tokens = record.attribute_tokens()
+    tokens = record.tokens()
     assert any(t in tokens for t in analysis.attribute_filter_tokens(wanted_filter)) is matches
 
 
