@@ -66,6 +66,12 @@ class SnapshotAnalysis(models.Model):
     def done(self) -> bool:
         return self.status == self.Status.DONE
 
+    def load(self, *fields: str) -> SnapshotAnalysis:
+        """Read these results (pages get the analysis without them: see
+        selectors.snapshot_analysis) in one query; itself."""
+        self.refresh_from_db(fields=fields)
+        return self
+
 
 class Explanation(models.Model):
     """The allocator's explanation of one or more unallocated claims (claims and Pods that ask

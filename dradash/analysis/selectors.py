@@ -24,6 +24,7 @@ from dradash.analysis.models import (
     SnapshotAnalysis,
     Verdict,
 )
+from dradash.dra import analysis
 from dradash.dra import chain as chains
 from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
@@ -211,10 +212,14 @@ def claim_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None
 
 def claim_explanation(snapshot: Snapshot, namespace: str, name: str) -> dict[str, Any]:
     """The explain API's JSON for a claim (every device); raises ClaimVerdict.DoesNotExist for
-    an unknown claim."""
-    explanation_id = ClaimVerdict.objects.values_list("explanation_id", flat=True).get(
+    an unknown claim. An allocated claim's is its allocation, made from the claim itself."""
+    verdict = ClaimVerdict.objects.only("explanation_id", "chain", "state").get(
         snapshot=snapshot, namespace=namespace, name=name
     )
+    explanation_id = verdict.explanation_id
+    if explanation_id is None:
+        state = _chain_state(snapshot, verdict)
+        return analysis.explanation_dict(analysis.explain(state, state.claims[(namespace, name)]))
     full = Explanation.objects.values_list("full", flat=True).get(pk=explanation_id)
     result: dict[str, Any] = orjson.loads(zlib.decompress(bytes(full)))
     return result

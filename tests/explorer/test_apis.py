@@ -190,3 +190,11 @@ def test_pod_and_claim_lists_filter_and_sort_as_their_pages_do(api_client, demo)
     assert all("gpu.example.com" in r["classes"] for r in claims.json()["results"])
     bad = api_client.get(f"/api/v1/snapshots/{pk}/claims?stage=nonsense")
     assert bad.status_code == 400
+
+
+def test_explain_of_an_allocated_claim_is_its_allocation(api_client, demo) -> None:
+    data = get(api_client, "api-claim-explain", demo[0].pk, "gpu-test1", "pod0-gpu-x7k2p").json()
+    assert data["allocatable"] is True
+    assert data["node"]
+    (allocation,) = data["allocation"]
+    assert allocation["devices"]["results"][0]["driver"] == "gpu.example.com"

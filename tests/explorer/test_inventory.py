@@ -310,7 +310,7 @@ def test_filters_as_htmx_partial_and_without_javascript(client_logged_in, troubl
 
 
 def test_pages_keep_the_filters_and_restate_the_groups(client_logged_in, troubled, monkeypatch):
-    monkeypatch.setattr("dradash.explorer.views.PAGE_SIZE", 3)
+    monkeypatch.setattr("dradash.explorer.views.DEVICES_PAGE_SIZE", 3)
     second = get(client_logged_in, troubled, driver="gpu.example.com", page="2")
     assert "page 2 of 4" in second
     assert "driver=gpu.example.com&amp;page=3" in second

@@ -5,189 +5,355 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('snapshots', '0006_objectblob_key'),
+        ("snapshots", "0006_objectblob_key"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SnapshotAnalysis',
+            name="SnapshotAnalysis",
             fields=[
-                ('snapshot', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='analysis', serialize=False, to='snapshots.snapshot')),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('error', models.TextField(blank=True)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('queued_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('seconds', models.FloatField(blank=True, null=True)),
-                ('summary', models.JSONField(blank=True, default=dict)),
-                ('checklist', models.JSONField(blank=True, default=list)),
-                ('capacity', models.JSONField(blank=True, default=dict)),
-                ('inventory', models.JSONField(blank=True, default=dict)),
-                ('classes', models.JSONField(blank=True, default=dict)),
-                ('options', models.JSONField(blank=True, default=dict)),
-                ('device_objects', models.JSONField(blank=True, default=list)),
-                ('device_index', models.BinaryField(default=bytes)),
+                (
+                    "snapshot",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="analysis",
+                        serialize=False,
+                        to="snapshots.snapshot",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("done", "Done"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("queued_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("seconds", models.FloatField(blank=True, null=True)),
+                ("summary", models.JSONField(blank=True, default=dict)),
+                ("checklist", models.JSONField(blank=True, default=list)),
+                ("capacity", models.JSONField(blank=True, default=dict)),
+                ("inventory", models.JSONField(blank=True, default=dict)),
+                ("classes", models.JSONField(blank=True, default=dict)),
+                ("options", models.JSONField(blank=True, default=dict)),
+                ("device_objects", models.JSONField(blank=True, default=list)),
+                ("device_index", models.BinaryField(default=bytes)),
             ],
             options={
-                'verbose_name_plural': 'snapshot analyses',
+                "verbose_name_plural": "snapshot analyses",
             },
         ),
         migrations.CreateModel(
-            name='Explanation',
+            name="Explanation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('head', models.JSONField()),
-                ('full', models.BinaryField()),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("head", models.JSONField()),
+                ("full", models.BinaryField()),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Finding',
+            name="Finding",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('code', models.CharField(max_length=64)),
-                ('severity', models.CharField(max_length=16)),
-                ('message', models.TextField()),
-                ('next_step', models.TextField(blank=True)),
-                ('named', models.JSONField(default=list)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("code", models.CharField(max_length=64)),
+                ("severity", models.CharField(max_length=16)),
+                ("message", models.TextField()),
+                ("next_step", models.TextField(blank=True)),
+                ("named", models.JSONField(default=list)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position'],
+                "ordering": ["position"],
             },
         ),
         migrations.CreateModel(
-            name='FindingObject',
+            name="FindingObject",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=63)),
-                ('namespace', models.CharField(blank=True, max_length=253)),
-                ('name', models.CharField(max_length=253)),
-                ('finding', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='analysis.finding')),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=63)),
+                ("namespace", models.CharField(blank=True, max_length=253)),
+                ("name", models.CharField(max_length=253)),
+                (
+                    "finding",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="analysis.finding",
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='PodVerdict',
+            name="PodVerdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('namespace', models.CharField(max_length=253)),
-                ('name', models.CharField(max_length=253)),
-                ('stage', models.CharField(blank=True, max_length=32)),
-                ('stage_order', models.PositiveSmallIntegerField(default=0)),
-                ('reason', models.CharField(blank=True, max_length=64)),
-                ('severity', models.CharField(blank=True, max_length=16)),
-                ('summary', models.TextField(blank=True)),
-                ('detail', models.JSONField(blank=True, default=dict)),
-                ('chain', models.JSONField(blank=True, default=list)),
-                ('uses_dra', models.BooleanField(default=True)),
-                ('phase', models.CharField(blank=True, max_length=32)),
-                ('node', models.CharField(blank=True, max_length=253)),
-                ('owner', models.CharField(blank=True, max_length=300)),
-                ('claims', models.JSONField(blank=True, default=list)),
-                ('unresolved', models.PositiveIntegerField(default=0)),
-                ('explanation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='analysis.explanation')),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("namespace", models.CharField(max_length=253)),
+                ("name", models.CharField(max_length=253)),
+                ("stage", models.CharField(blank=True, max_length=32)),
+                ("stage_order", models.PositiveSmallIntegerField(default=0)),
+                ("reason", models.CharField(blank=True, max_length=64)),
+                ("severity", models.CharField(blank=True, max_length=16)),
+                ("summary", models.TextField(blank=True)),
+                ("detail", models.JSONField(blank=True, default=dict)),
+                ("chain", models.JSONField(blank=True, default=list)),
+                ("uses_dra", models.BooleanField(default=True)),
+                ("phase", models.CharField(blank=True, max_length=32)),
+                ("node", models.CharField(blank=True, max_length=253)),
+                ("owner", models.CharField(blank=True, max_length=300)),
+                ("claims", models.JSONField(blank=True, default=list)),
+                ("unresolved", models.PositiveIntegerField(default=0)),
+                (
+                    "explanation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="analysis.explanation",
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='PoolRow',
+            name="PoolRow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('driver', models.CharField(max_length=253)),
-                ('pool', models.CharField(max_length=253)),
-                ('data', models.JSONField()),
-                ('slices', models.JSONField(default=list)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("driver", models.CharField(max_length=253)),
+                ("pool", models.CharField(max_length=253)),
+                ("data", models.JSONField()),
+                ("slices", models.JSONField(default=list)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position'],
+                "ordering": ["position"],
             },
         ),
         migrations.CreateModel(
-            name='DeviceRow',
+            name="DeviceRow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('driver', models.CharField(max_length=253)),
-                ('pool', models.CharField(max_length=253)),
-                ('device', models.CharField(max_length=253)),
-                ('node', models.CharField(blank=True, max_length=253)),
-                ('status', models.CharField(max_length=16)),
-                ('tainted', models.BooleanField(default=False)),
-                ('classes', models.TextField(blank=True)),
-                ('claims', models.TextField(blank=True)),
-                ('attributes', models.TextField(blank=True)),
-                ('tokens', models.JSONField(blank=True, default=list)),
-                ('data', models.JSONField()),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("driver", models.CharField(max_length=253)),
+                ("pool", models.CharField(max_length=253)),
+                ("device", models.CharField(max_length=253)),
+                ("node", models.CharField(blank=True, max_length=253)),
+                ("status", models.CharField(max_length=16)),
+                ("tainted", models.BooleanField(default=False)),
+                ("classes", models.TextField(blank=True)),
+                ("claims", models.TextField(blank=True)),
+                ("attributes", models.TextField(blank=True)),
+                ("tokens", models.JSONField(blank=True, default=list)),
+                ("data", models.JSONField()),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position'],
-                'indexes': [models.Index(fields=['snapshot', 'position'], name='analysis_de_snapsho_eb6849_idx'), models.Index(fields=['snapshot', 'node', 'position'], name='analysis_de_snapsho_d4e859_idx'), models.Index(fields=['snapshot', 'driver', 'pool', 'position'], name='analysis_de_snapsho_02704a_idx'), models.Index(fields=['snapshot', 'status', 'position'], name='analysis_de_snapsho_3d76d9_idx')],
+                "ordering": ["position"],
+                "indexes": [
+                    models.Index(
+                        fields=["snapshot", "position"], name="analysis_de_snapsho_eb6849_idx"
+                    ),
+                    models.Index(
+                        fields=["snapshot", "node", "position"],
+                        name="analysis_de_snapsho_d4e859_idx",
+                    ),
+                    models.Index(
+                        fields=["snapshot", "driver", "pool", "position"],
+                        name="analysis_de_snapsho_02704a_idx",
+                    ),
+                    models.Index(
+                        fields=["snapshot", "status", "position"],
+                        name="analysis_de_snapsho_3d76d9_idx",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ClaimVerdict',
+            name="ClaimVerdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('namespace', models.CharField(max_length=253)),
-                ('name', models.CharField(max_length=253)),
-                ('stage', models.CharField(blank=True, max_length=32)),
-                ('stage_order', models.PositiveSmallIntegerField(default=0)),
-                ('reason', models.CharField(blank=True, max_length=64)),
-                ('severity', models.CharField(blank=True, max_length=16)),
-                ('summary', models.TextField(blank=True)),
-                ('detail', models.JSONField(blank=True, default=dict)),
-                ('chain', models.JSONField(blank=True, default=list)),
-                ('state', models.CharField(max_length=16)),
-                ('template', models.CharField(blank=True, max_length=253)),
-                ('classes', models.TextField(blank=True)),
-                ('drivers', models.TextField(blank=True)),
-                ('nodes', models.TextField(blank=True)),
-                ('devices', models.PositiveIntegerField(default=0)),
-                ('pods', models.JSONField(blank=True, default=list)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.snapshot')),
-                ('explanation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='analysis.explanation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("namespace", models.CharField(max_length=253)),
+                ("name", models.CharField(max_length=253)),
+                ("stage", models.CharField(blank=True, max_length=32)),
+                ("stage_order", models.PositiveSmallIntegerField(default=0)),
+                ("reason", models.CharField(blank=True, max_length=64)),
+                ("severity", models.CharField(blank=True, max_length=16)),
+                ("summary", models.TextField(blank=True)),
+                ("detail", models.JSONField(blank=True, default=dict)),
+                ("chain", models.JSONField(blank=True, default=list)),
+                ("state", models.CharField(max_length=16)),
+                ("template", models.CharField(blank=True, max_length=253)),
+                ("classes", models.TextField(blank=True)),
+                ("drivers", models.TextField(blank=True)),
+                ("nodes", models.TextField(blank=True)),
+                ("devices", models.PositiveIntegerField(default=0)),
+                ("pods", models.JSONField(blank=True, default=list)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
+                (
+                    "explanation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="analysis.explanation",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['snapshot', 'stage_order', 'namespace', 'name'], name='analysis_cl_snapsho_6d66f3_idx'), models.Index(fields=['namespace', 'name'], name='analysis_cl_namespa_f1d6a9_idx')],
-                'constraints': [models.UniqueConstraint(fields=('snapshot', 'namespace', 'name'), name='one_claim_verdict')],
+                "indexes": [
+                    models.Index(
+                        fields=["snapshot", "stage_order", "namespace", "name"],
+                        name="analysis_cl_snapsho_6d66f3_idx",
+                    ),
+                    models.Index(
+                        fields=["namespace", "name"], name="analysis_cl_namespa_f1d6a9_idx"
+                    ),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("snapshot", "namespace", "name"), name="one_claim_verdict"
+                    )
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='finding',
-            index=models.Index(fields=['snapshot', 'position'], name='analysis_fi_snapsho_d77cf8_idx'),
+            model_name="finding",
+            index=models.Index(
+                fields=["snapshot", "position"], name="analysis_fi_snapsho_d77cf8_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='findingobject',
-            index=models.Index(fields=['snapshot', 'kind', 'namespace', 'name'], name='analysis_fi_snapsho_ca0980_idx'),
+            model_name="findingobject",
+            index=models.Index(
+                fields=["snapshot", "kind", "namespace", "name"],
+                name="analysis_fi_snapsho_ca0980_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='podverdict',
-            index=models.Index(fields=['snapshot', 'stage_order', 'namespace', 'name'], name='analysis_po_snapsho_7a38ea_idx'),
+            model_name="podverdict",
+            index=models.Index(
+                fields=["snapshot", "stage_order", "namespace", "name"],
+                name="analysis_po_snapsho_7a38ea_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='podverdict',
-            index=models.Index(fields=['namespace', 'name'], name='analysis_po_namespa_c60be7_idx'),
+            model_name="podverdict",
+            index=models.Index(fields=["namespace", "name"], name="analysis_po_namespa_c60be7_idx"),
         ),
         migrations.AddConstraint(
-            model_name='podverdict',
-            constraint=models.UniqueConstraint(fields=('snapshot', 'namespace', 'name'), name='one_pod_verdict'),
+            model_name="podverdict",
+            constraint=models.UniqueConstraint(
+                fields=("snapshot", "namespace", "name"), name="one_pod_verdict"
+            ),
         ),
         migrations.AddIndex(
-            model_name='poolrow',
-            index=models.Index(fields=['snapshot', 'position'], name='analysis_po_snapsho_c644e0_idx'),
+            model_name="poolrow",
+            index=models.Index(
+                fields=["snapshot", "position"], name="analysis_po_snapsho_c644e0_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='poolrow',
-            index=models.Index(fields=['snapshot', 'driver', 'pool'], name='analysis_po_snapsho_6b6347_idx'),
+            model_name="poolrow",
+            index=models.Index(
+                fields=["snapshot", "driver", "pool"], name="analysis_po_snapsho_6b6347_idx"
+            ),
         ),
     ]
