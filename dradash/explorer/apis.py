@@ -125,6 +125,19 @@ class _ListPage(LimitOffsetPagination):
     max_limit = 1000
 
 
+def _page_of(name: str, fields: dict[str, Any]) -> Any:
+    """A page of rows as LimitOffsetPagination answers: count, next, previous, results."""
+    return inline_serializer(
+        f"{name}Page",
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": inline_serializer(name, fields, many=True),
+        },
+    )
+
+
 LIMIT_OFFSET = [
     OpenApiParameter("limit", int, description="rows per page (default 100, at most 1000)"),
     OpenApiParameter("offset", int, description="rows to skip"),
@@ -173,7 +186,7 @@ class PodListApi(_VerdictListApi):
 
     @extend_schema(
         parameters=[*openapi_parameters(PodFilter), *LIMIT_OFFSET],
-        responses=inline_serializer(
+        responses=_page_of(
             "PodVerdict",
             {
                 **VERDICT_FIELDS,
@@ -182,7 +195,6 @@ class PodListApi(_VerdictListApi):
                 "owner": serializers.CharField(),
                 "claims": serializers.ListField(child=serializers.CharField()),
             },
-            many=True,
         ),
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
@@ -207,7 +219,7 @@ class ClaimListApi(_VerdictListApi):
 
     @extend_schema(
         parameters=[*openapi_parameters(ClaimFilter), *LIMIT_OFFSET],
-        responses=inline_serializer(
+        responses=_page_of(
             "ClaimVerdict",
             {
                 **VERDICT_FIELDS,
@@ -219,7 +231,6 @@ class ClaimListApi(_VerdictListApi):
                 "drivers": serializers.ListField(child=serializers.CharField()),
                 "nodes": serializers.ListField(child=serializers.CharField()),
             },
-            many=True,
         ),
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
