@@ -141,6 +141,10 @@ EXPRESSIONS = [
     "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
     "device.attributes['gpu.example.com'].index == 0",  # no such key on most devices
     "'gpu.nvidia.com' in device.attributes",
+    "'productName' in device.attributes['gpu.nvidia.com']",  # a whole domain's map
+    "device.attributes['other.example.com'].model == 'x'",  # a name nobody publishes
+    "device.attributes['gpu.example.com'].?model.orValue('') != ''"
+    " || device.allowMultipleAllocations",
 ]
 
 
