@@ -11,6 +11,7 @@ give the JSON the API serves (DESIGN "REST API"), which is also what is stored.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -135,12 +136,18 @@ class DeviceRecord:
             names = [name if domain else f"{self.device.driver}/{name}"]
             if not domain or domain == self.device.driver:
                 names.append(ident)
-            values = [json.dumps(v, ensure_ascii=False) for v in _attribute_values(value)]
+            values = [_json(v) for v in _attribute_values(value)]
             for n in names:
-                key = json.dumps(n, ensure_ascii=False)
+                key = _json(n)
                 out.append(key)
                 out += [f"{key}={v}" for v in values]
         return out
+
+
+@functools.lru_cache(maxsize=65536, typed=True)  # typed: True is not 1
+def _json(value: str | int | bool) -> str:
+    """``value`` as JSON text (names and values repeat over thousands of devices)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def device_display(row: dict[str, Any]) -> dict[str, Any]:

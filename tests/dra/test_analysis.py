@@ -180,3 +180,20 @@ def test_a_stored_device_row_shows_what_the_device_itself_does(name) -> None:
         assert shown["counter_list"] == inventory.consumed_counters(d)
         assert shown["holders"] == record.holders
         assert shown["pod_refs"] == (inventory.device_pods(d) if record.holders else [])
+
+
+def test_tokens_keep_true_and_1_apart() -> None:
+    s = resource_slice(
+        "s",
+        driver="gpu.example.com",
+        pool="p",
+        node_name="n",
+        devices=[
+            device("gpu-0", attributes={"one": {"int": 1}, "yes": {"bool": True}}),
+            device("gpu-1", attributes={"yes": {"bool": True}, "one": {"int": 1}}),
+        ],
+    )
+    for dev in _state([s]).devices.values():
+        tokens = analysis.DeviceRecord(dev, "free", False, []).tokens()
+        assert '"one"=1' in tokens and '"yes"=true' in tokens
+        assert '"one"=true' not in tokens and '"yes"=1' not in tokens
