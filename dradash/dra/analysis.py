@@ -232,8 +232,11 @@ class Analysis:
 
 def analyse(state: ClusterState) -> Analysis:
     with gc_paused():  # hundreds of thousands of small results, nothing cyclic
-        verdicts = diagnosis.diagnose_all(state)
+        # The allocator's answer for each claim on every node first: the diagnoses of the
+        # Pods that wait for those claims then read the same answers instead of searching again.
         cache: dict[Any, Explanation] = {}
+        explanations = {claim.key: explain(state, claim, cache) for claim in state.claims.values()}
+        verdicts = diagnosis.diagnose_all(state, cache)
         pods = [
             PodRecord(
                 pod,
@@ -246,7 +249,7 @@ def analyse(state: ClusterState) -> Analysis:
             ClaimRecord(
                 claim,
                 verdict,
-                explain(state, claim, cache),
+                explanations[claim.key],
                 claim_chain_keys(state, claim),
                 claim.class_names,
                 state.claim_drivers(claim),

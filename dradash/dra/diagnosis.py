@@ -516,6 +516,8 @@ def explain_claims(
         )
         if key in cache:
             return cache[key]
+        if not every_node and (*key[:-1], True) in cache:  # the answer on every node will do
+            return cache[(*key[:-1], True)]
     features = allocator.Features.for_version(state.meta.server_version)
     explanation = allocator.explain(
         state, claims, pod=pod, features=features, every_node=every_node
@@ -1262,10 +1264,12 @@ class SnapshotDiagnosis:
         return dict(sorted(counts.items(), key=lambda kv: (STAGES.index(kv[0][0]), kv[0][1])))
 
 
-def diagnose_all(state: ClusterState) -> SnapshotDiagnosis:
+def diagnose_all(
+    state: ClusterState, cache: dict[Any, allocator.Explanation] | None = None
+) -> SnapshotDiagnosis:
     """Every DRA Pod and every claim; Pods and claims that ask the same share one
-    explanation."""
-    cache: dict[Any, allocator.Explanation] = {}
+    explanation (``cache``: explanations made already, see explain_claims)."""
+    cache = {} if cache is None else cache
     with gc_paused():  # tens of thousands of verdicts, nothing cyclic
         pods = {(p.namespace, p.name): diagnose_pod(state, p, cache) for p in state.dra_pods}
         claims = {

@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.synthetic import generate
 from dradash.demo import cluster as demo
-from dradash.dra import analysis, chain, inventory, matching
+from dradash.dra import analysis, chain, diagnosis, inventory, matching
 from dradash.dra.inventory import AttributeFilter
 from dradash.dra.kinds import kind_of, object_key
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -197,3 +197,26 @@ def test_tokens_keep_true_and_1_apart() -> None:
         tokens = analysis.DeviceRecord(dev, "free", False, []).tokens()
         assert '"one"=1' in tokens and '"yes"=true' in tokens
         assert '"one"=true' not in tokens and '"yes"=1' not in tokens
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_the_analysis_gives_the_diagnosis_of_the_pods_and_claims(name) -> None:
+    """The analysis explains every claim first and lets the diagnoses reuse those answers: the
+    verdicts must be those the diagnosis gives alone."""
+    alone = diagnosis.diagnose_all(_state(CLUSTERS[name]))
+    result = analysis.analyse(_state(CLUSTERS[name]))
+    for r in result.pods:
+        if r.diagnosis is not None:
+            want = alone.pods[(r.pod.namespace, r.pod.name)]
+            assert (r.diagnosis.stage, r.diagnosis.reason, r.diagnosis.summary) == (
+                want.stage,
+                want.reason,
+                want.summary,
+            )
+    for c in result.claims:
+        want = alone.claims[(c.claim.namespace, c.claim.name)]
+        assert (c.diagnosis.stage, c.diagnosis.reason, c.diagnosis.summary) == (
+            want.stage,
+            want.reason,
+            want.summary,
+        )
