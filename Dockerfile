@@ -21,4 +21,6 @@ RUN pip install . \
 
 USER dradash
 EXPOSE 8000
-CMD ["gunicorn", "dradash.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# gunicorn.conf.py: bind 0.0.0.0:8000, WEB_CONCURRENCY workers (3), the access log on stdout with
+# share tokens masked, the web database timeouts.
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "dradash.wsgi"]

@@ -7,7 +7,8 @@
 Both create .venv and install the project into it when pyproject.toml has changed. `test`
 installs (as root, with apt-get), starts and sets up PostgreSQL and Redis when they are not
 listening on 127.0.0.1; set DATABASE_URL / DRADASH_TEST_REDIS_URL to use servers of your own.
-It also installs Debian's chromium, which the browser tests (tests/browser/) drive.
+It also installs Debian's chromium, which the browser tests (tests/browser/) drive, and makes
+sure initdb and redis-server exist for the tests that start servers of their own (tests/faults/).
 """
 
 from __future__ import annotations
@@ -193,6 +194,29 @@ def ensure_redis() -> None:
         die(f"could not start Redis with `{shlex.join(start)}`; {fix}")
 
 
+def ensure_fault_tools() -> None:
+    """initdb/postgres and redis-server for the tests that start servers of their own
+    (tests/servers.py: tests/faults/, tests/security/), even when DATABASE_URL and
+    DRADASH_TEST_REDIS_URL point elsewhere."""
+    missing = []
+    if not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
+        missing.append("postgresql")
+    if not shutil.which("redis-server"):
+        missing.append("redis-server")
+    if not missing:
+        return
+    say(f"{' and '.join(missing)} not installed: the fault tests start their own servers")
+    if apt_install(*missing):
+        return
+    print(
+        f"\ndev.py: warning: {', '.join(missing)} could not be installed, so the tests under "
+        f"tests/faults/ and tests/security/ that start servers will fail; install them with "
+        f"`sudo apt-get install -y {' '.join(missing)}`",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def ensure_chromium() -> None:
     """Debian's chromium for the browser tests (Playwright drives it; no `playwright install`)."""
     if shutil.which("chromium"):
@@ -272,6 +296,8 @@ def test(argv: list[str]) -> None:
     else:
         say("Redis: checking 127.0.0.1:6379")
         ensure_redis()
+    say("PostgreSQL and Redis programs: checking for the fault tests")
+    ensure_fault_tools()
     say("Chromium: checking for the browser tests")
     ensure_chromium()
     steps = [

@@ -126,12 +126,12 @@ def main() -> None:
     from django.db import connection
 
     from benchmarks.synthetic import PROFILES, bundle_chunks, generate
-    from dradash.analysis import tasks
+    from dradash.analysis import services
     from dradash.analysis.models import PodVerdict, SnapshotAnalysis
     from dradash.snapshots.services import blobs_prune, bundle_import
 
     # The analysis runs in processes of its own below, to be measured there.
-    tasks.analyse_snapshot.delay_on_commit = lambda *a, **k: None  # type: ignore[method-assign]
+    services.analysis_enqueue = lambda snapshot_id: None
 
     objects = generate(**PROFILES[args.profile])
     snapshots = []

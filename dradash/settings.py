@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -32,6 +33,11 @@ def envint(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
 
 
+def envlist(name: str, default: str = "") -> list[str]:
+    """A comma-separated list, empty entries dropped."""
+    return [v.strip() for v in (os.environ.get(name) or default).split(",") if v.strip()]
+
+
 def envsecret(name: str) -> str | None:
     """The value of NAME, or the contents of the file named by NAME_FILE."""
     if value := os.environ.get(name):
@@ -57,13 +63,9 @@ if not SECRET_KEY:
         )
     SECRET_KEY = "dradash-insecure-development-key"
 
-ALLOWED_HOSTS = [
-    h.strip()
-    for h in os.environ.get(
-        "DRADASH_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if (DEBUG or TESTING) else ""
-    ).split(",")
-    if h.strip()
-]
+ALLOWED_HOSTS = envlist(
+    "DRADASH_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if (DEBUG or TESTING) else ""
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -75,8 +77,10 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "drf_spectacular",
+    "dradash.accounts",
     "dradash.clusters",
     "dradash.snapshots",
     "dradash.analysis",
@@ -91,6 +95,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "dradash.middleware.SecurityHeadersMiddleware",
+    # Every error under /api/ as JSON, whoever answered it.
+    "dradash.middleware.ApiErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -102,6 +108,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Turns a login refused because of too many failures into the locked-out page (429).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "dradash.urls"
@@ -127,8 +135,33 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'dradash.sqlite3'}",
         conn_max_age=envint("DRADASH_DB_CONN_MAX_AGE", 60),
+        # A kept connection is checked before a request reuses it, so a PostgreSQL restart
+        # costs no request an error.
+        conn_health_checks=True,
     )
 }
+if "postgresql" in DATABASES["default"]["ENGINE"]:
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", envint("DRADASH_DB_CONNECT_TIMEOUT", 5)
+    )
+# PostgreSQL lock_timeout and statement_timeout, in seconds, per kind of process (applied by
+# dradash.db.use_timeouts: gunicorn.conf.py for web requests, dradash.celery for workers; none
+# for management commands and runserver). A page waits at most 5 s for a lock and runs no query
+# longer than 20 s, below gunicorn's 30 s request timeout, so it answers a clear 503 instead of
+# getting its worker killed; workers store whole snapshots and wait for the blob lock of other
+# captures, so theirs are longer, the statement timeout at most the soft task time limit.
+DRADASH_DB_TIMEOUTS = {
+    "web": {
+        "lock_timeout": envint("DRADASH_DB_LOCK_TIMEOUT", 5),
+        "statement_timeout": envint("DRADASH_DB_STATEMENT_TIMEOUT", 20),
+    },
+    "worker": {
+        "lock_timeout": envint("DRADASH_WORKER_DB_LOCK_TIMEOUT", 120),
+        "statement_timeout": envint("DRADASH_WORKER_DB_STATEMENT_TIMEOUT", 600),
+    },
+}
+# Seconds a 503 (database or rate limiter unavailable) asks clients to wait (Retry-After).
+DRADASH_RETRY_AFTER_SECONDS = 10
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -141,6 +174,24 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Failed logins (django-axes): after DRADASH_LOGIN_FAILURE_LIMIT failures for one username, or
+# from one address, further logins of that username or from that address are refused (429)
+# until DRADASH_LOGIN_LOCKOUT_MINUTES pass without a failure. Counted in the database, so across
+# processes. A successful login resets the count.
+AUTHENTICATION_BACKENDS = [
+    "dradash.accounts.backends.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = envint("DRADASH_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("DRADASH_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each counted on its own
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "dradash.accounts.views.locked_out"
+AXES_CLIENT_IP_CALLABLE = "dradash.accounts.clients.client_ip"
+# Behind N reverse proxies that each append to X-Forwarded-For, the client is the N-th address
+# from the right (0: REMOTE_ADDR is the client). Login throttling and the audit log use it.
+DRADASH_TRUSTED_PROXY_COUNT = envint("DRADASH_TRUSTED_PROXY_COUNT", 0)
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -149,7 +200,7 @@ USE_TZ = True
 # Absolute, so pages under /share/<token>/ (another script prefix) do not prefix it.
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("DRADASH_STATIC_ROOT") or BASE_DIR / "staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -167,6 +218,32 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_SECURE = envbool("DRADASH_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HTTP Strict Transport Security: sent only on HTTPS responses, so it is on by default (one
+# year); DRADASH_HSTS_SECONDS=0 turns it off.
+SECURE_HSTS_SECONDS = envint("DRADASH_HSTS_SECONDS", 365 * 24 * 60 * 60)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("DRADASH_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = envbool("DRADASH_HSTS_PRELOAD", False)
+# Behind a proxy that terminates TLS: the header it sets and its value for HTTPS, e.g.
+# "X-Forwarded-Proto=https". Only set it when that proxy always sets (or strips) the header.
+if _proxy_ssl := os.environ.get("DRADASH_SECURE_PROXY_SSL_HEADER", "").strip():
+    _header, _, _value = _proxy_ssl.partition("=")
+    if not (_header.strip() and _value.strip()):
+        raise ImproperlyConfigured(
+            "DRADASH_SECURE_PROXY_SSL_HEADER must look like X-Forwarded-Proto=https, "
+            f"not {_proxy_ssl!r}"
+        )
+    SECURE_PROXY_SSL_HEADER = (
+        "HTTP_" + _header.strip().upper().replace("-", "_"),
+        _value.strip(),
+    )
+# Origins (scheme://host[:port]) whose unsafe requests CSRF protection accepts besides the
+# site's own, e.g. when a proxy serves it under another name.
+CSRF_TRUSTED_ORIGINS = envlist("DRADASH_CSRF_TRUSTED_ORIGINS")
+for _origin in CSRF_TRUSTED_ORIGINS:
+    if not _origin.startswith(("http://", "https://")):
+        raise ImproperlyConfigured(
+            f"DRADASH_CSRF_TRUSTED_ORIGINS: {_origin!r} must start with https:// or http://"
+        )
 
 # Prometheus metrics at /metrics, for scrapers that send "Authorization: Bearer <token>";
 # unset: there is no /metrics.
@@ -190,16 +267,28 @@ if not (_count.isdigit() and _period[:1] in ("s", "m", "h", "d")):
     )
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers unauthenticated requests with the first class's WWW-Authenticate
+    # (401); the session keeps working for the pages' own requests.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "dradash.accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "dradash.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "rest_framework.views.exception_handler",
+    "EXCEPTION_HANDLER": "dradash.api.exception_handler",
     # Throttles count in the default cache (see CACHES).
     "DEFAULT_THROTTLE_RATES": {"selectors": DRADASH_SELECTOR_RATE},
+}
+# API tokens (django-rest-knox): stored as SHA-512 hashes, shown once, expiring.
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(days=envint("DRADASH_API_TOKEN_DAYS", 30)),
+    "AUTO_REFRESH": False,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "dradash API",
@@ -211,14 +300,21 @@ SPECTACULAR_SETTINGS = {
 
 # The default cache holds counters every web process must share: the selector API's rate limit
 # and the coalescing of share-link refusals in the audit log. DRADASH_CACHE_URL (redis://…) puts
-# it in Redis; without it (the embedded default) each process counts on its own.
+# it in Redis; without it (the embedded default) each process counts on its own. While Redis is
+# down pages work without the cache, but rate limits (DRF throttles, keys "throttle_…") refuse
+# with 503 rather than let everything through (dradash.cache).
 DRADASH_CACHE_URL = os.environ.get("DRADASH_CACHE_URL", "")
 if DRADASH_CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "dradash.cache.FailSafeRedisCache",
             "LOCATION": DRADASH_CACHE_URL,
             "KEY_PREFIX": "dradash",
+            "OPTIONS": {
+                "STRICT_KEY_PREFIXES": ["throttle_"],
+                "socket_connect_timeout": 2,
+                "socket_timeout": 2,
+            },
         }
     }
 
@@ -231,8 +327,31 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_SOFT_TIME_LIMIT = envint("DRADASH_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = envint("DRADASH_TASK_TIME_LIMIT", 660)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# kombu's Redis transport with the fix that keeps a worker alive when Redis drops under a
+# running task (see dradash/broker.py). Only for redis:// brokers.
+if CELERY_BROKER_URL and CELERY_BROKER_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "dradash.broker:Transport"
+# A worker whose broker went away reconnects for as long as it takes (not 100 tries, then exit).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# A running task carries on when the broker drops (our tasks are idempotent; a redelivered
+# message finds its run taken and does nothing).
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": "dradash-celery:"}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "global_keyprefix": "dradash-celery:",
+    "socket_connect_timeout": 3,
+    "socket_timeout": 10,  # above the 1 s BRPOP poll; bounds a read from a Redis that hangs
+    "socket_keepalive": True,
+}
+# Sending a task while the broker is down: a few quick retries (about 1.5 s), then the caller
+# gets QueueUnavailable (dradash.celery.enqueue) and fails its run with that reason.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 3,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 1,
+}
 # Periodic work (run `celery -A dradash beat`). Each entry expires just under its period, so a
 # backlog never runs stale duplicates.
 CELERY_BEAT_SCHEDULE = {
@@ -265,11 +384,17 @@ DRADASH_CAPTURE_REQUEST_TIMEOUT = envint("DRADASH_CAPTURE_REQUEST_TIMEOUT", 30)
 DRADASH_CAPTURE_PAGE_SIZE = envint("DRADASH_CAPTURE_PAGE_SIZE", 500)
 DRADASH_CAPTURE_QUEUED_TIMEOUT = envint("DRADASH_CAPTURE_QUEUED_TIMEOUT", 1800)
 DRADASH_CAPTURE_MAX_ATTEMPTS = envint("DRADASH_CAPTURE_MAX_ATTEMPTS", 3)
+# Largest object (its JSON, after redaction) a capture keeps; larger ones are named in the
+# snapshot's kind status and left out (the snapshot is partial).
+DRADASH_CAPTURE_MAX_OBJECT_BYTES = envint("DRADASH_CAPTURE_MAX_OBJECT_BYTES", 4 * 1024 * 1024)
 
+# No share token reaches a log: every record through our handlers is masked (dradash.logs);
+# gunicorn's access and error logs are masked by its logger class (gunicorn.conf.py).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact_share_tokens": {"()": "dradash.logs.RedactShareTokens"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_share_tokens"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "dradash": {"handlers": ["console"], "level": "INFO", "propagate": False},

@@ -37,3 +37,6 @@ urlpatterns = [
     # Last: the other spelling (trailing slash or not) of an operation, else a JSON 404.
     re_path(r"^api/(?P<rest>.*)\Z", api_fallback, name=API_FALLBACK),
 ]
+
+# The database (or the rate limiter's Redis) being away is a 503, not a 500; JSON under /api/.
+handler500 = "dradash.errors.server_error"

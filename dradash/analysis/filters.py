@@ -10,7 +10,9 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.db import connection
 from django.db.models import Q, QuerySet
+from drf_spectacular.utils import OpenApiParameter
 
 from dradash.analysis import models
 from dradash.dra.analysis import attribute_filter_tokens
@@ -147,6 +149,14 @@ class _AttributeField(forms.CharField):
             raise forms.ValidationError(str(exc)) from exc
 
 
+def _has_token(token: str) -> Q:
+    """Devices with this token (DeviceRow.tokens): a GIN lookup on PostgreSQL, a text search
+    elsewhere."""
+    if connection.vendor == "postgresql":
+        return Q(tokens__contains=[token])
+    return Q(attributes__contains=f"\n{token}\n")
+
+
 class _AttributeFilter(django_filters.CharFilter):
     field_class = _AttributeField
 
@@ -155,8 +165,12 @@ class _AttributeFilter(django_filters.CharFilter):
             return qs
         query = Q()
         for token in attribute_filter_tokens(value):
-            query |= Q(attributes__contains=token)
+            query |= _has_token(token)
         return qs.filter(query)
+
+
+def _device_class(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    return queryset.filter(_has_token(f"class:{value}")) if value else queryset
 
 
 def _device_search(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
@@ -175,7 +189,7 @@ class DeviceFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method=_device_search, **NAME)
     driver = django_filters.CharFilter(**NAME)
     pool = django_filters.CharFilter(**NAME)
-    device_class = django_filters.CharFilter(method=_line("classes"), **NAME)
+    device_class = django_filters.CharFilter(method=_device_class, **NAME)
     node = django_filters.CharFilter(**NAME)
     state = django_filters.ChoiceFilter(choices=DEVICE_STATES, method=_device_state)
     attribute = _AttributeFilter(max_length=400)
@@ -183,3 +197,14 @@ class DeviceFilter(django_filters.FilterSet):
     class Meta:
         model = models.DeviceRow
         fields: list[str] = []
+
+
+def openapi_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:
+    """The FilterSet's query parameters, for an API operation that uses it."""
+    out = []
+    for name, f in filterset.base_filters.items():
+        choices = [value for value, _ in getattr(f, "extra", {}).get("choices", []) or []]
+        if isinstance(f, django_filters.OrderingFilter):
+            choices = [p for value, _ in f.extra.get("choices", []) for p in (value,)]
+        out.append(OpenApiParameter(name, str, enum=choices or None, description=f.label or ""))
+    return out

@@ -53,6 +53,8 @@ class SnapshotAnalysis(models.Model):
     # ObjectBlob ids of its ResourceSlices, DeviceClasses and DeviceTaintRules: all the selector
     # playground reads.
     device_objects = models.JSONField(default=list, blank=True)
+    # The same as the playground evaluates over them (dradash.dra.matching.DeviceIndex bytes).
+    device_index = models.BinaryField(default=bytes, editable=False)
 
     class Meta:
         verbose_name_plural = "snapshot analyses"
@@ -63,6 +65,12 @@ class SnapshotAnalysis(models.Model):
     @property
     def done(self) -> bool:
         return self.status == self.Status.DONE
+
+    def load(self, *fields: str) -> SnapshotAnalysis:
+        """Read these results (pages get the analysis without them: see
+        selectors.snapshot_analysis) in one query; itself."""
+        self.refresh_from_db(fields=fields)
+        return self
 
 
 class Explanation(models.Model):
@@ -230,9 +238,12 @@ class DeviceRow(models.Model):
     tainted = models.BooleanField(default=False)
     classes = models.TextField(blank=True)  # lines() of the classes admitting it
     claims = models.TextField(blank=True)  # lines() of "namespace/name" holding it
-    attributes = models.TextField(blank=True)  # DeviceRecord.attribute_tokens()
+    # What the class and attribute filters look for (DeviceRecord.tokens): on PostgreSQL a
+    # JSON list in ``tokens``, which a GIN index answers without reading the rows; elsewhere
+    # the same as lines in ``attributes``, which a filter searches as text.
+    attributes = models.TextField(blank=True)
+    tokens = models.JSONField(default=list, blank=True)
     data = models.JSONField()  # the API row (DeviceRecord.as_dict)
-    page = models.JSONField()  # what the page shows besides (DeviceRecord.page_dict)
 
     class Meta:
         ordering = ["position"]
@@ -240,6 +251,7 @@ class DeviceRow(models.Model):
             models.Index(fields=["snapshot", "position"]),
             models.Index(fields=["snapshot", "node", "position"]),
             models.Index(fields=["snapshot", "driver", "pool", "position"]),
+            models.Index(fields=["snapshot", "status", "position"]),
         ]
 
     def __str__(self) -> str:

@@ -24,11 +24,13 @@ from dradash.analysis.models import (
     SnapshotAnalysis,
     Verdict,
 )
+from dradash.dra import analysis
 from dradash.dra import chain as chains
 from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import objects_by_ids, partial_state
 
+STATE_FIELDS = ("status", "error", "attempts", "queued_at", "started_at", "finished_at", "seconds")
 STUCK_SHOWN = 15  # Pods to look at first, on the overview
 HISTORY_SHOWN = 50  # snapshots in an object's stage history
 
@@ -36,7 +38,9 @@ HISTORY_SHOWN = 50  # snapshots in an object's stage history
 def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
     """The snapshot's analysis row; one is asked for (and queued) when there is none yet, as
     for snapshots stored before dradash analysed them."""
-    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).first()
+    # Only its state: each page then loads the one or two results it shows (the capacity of a
+    # large cluster alone is a megabyte of JSON).
+    found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).only(*STATE_FIELDS).first()
     if found is None:
         from dradash.analysis.services import analysis_request
 
@@ -208,10 +212,14 @@ def claim_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None
 
 def claim_explanation(snapshot: Snapshot, namespace: str, name: str) -> dict[str, Any]:
     """The explain API's JSON for a claim (every device); raises ClaimVerdict.DoesNotExist for
-    an unknown claim."""
-    explanation_id = ClaimVerdict.objects.values_list("explanation_id", flat=True).get(
+    an unknown claim. An allocated claim's is its allocation, made from the claim itself."""
+    verdict = ClaimVerdict.objects.only("explanation_id", "chain", "state").get(
         snapshot=snapshot, namespace=namespace, name=name
     )
+    explanation_id = verdict.explanation_id
+    if explanation_id is None:
+        state = _chain_state(snapshot, verdict)
+        return analysis.explanation_dict(analysis.explain(state, state.claims[(namespace, name)]))
     full = Explanation.objects.values_list("full", flat=True).get(pk=explanation_id)
     result: dict[str, Any] = orjson.loads(zlib.decompress(bytes(full)))
     return result
@@ -223,13 +231,6 @@ def class_claims(snapshot: Snapshot, name: str, limit: int) -> list[ClaimVerdict
         .filter(classes__contains=f"\n{name}\n")
         .order_by("namespace", "name")[:limit]
     )
-
-
-def class_object(snapshot: Snapshot, name: str) -> dict[str, Any] | None:
-    """The DeviceClass as stored, fetched by key."""
-    from dradash.snapshots.selectors import objects_by_key
-
-    return objects_by_key(snapshot, [("DeviceClass", "", name)]).get(("DeviceClass", "", name))
 
 
 @dataclass

@@ -38,7 +38,8 @@ from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
-# What the selector playground needs: the devices and the classes, not the Pods and events.
+# The kinds a device's selectors and taints come from (a diff reads them all when a
+# DeviceTaintRule changed).
 DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
 # How often a failed (or lost) analysis is tried again, and after how long (seconds, doubled
 # each time); and how long a queued analysis may wait for a worker before it counts as lost.
@@ -50,15 +51,30 @@ QUEUED_TIMEOUT = 1800
 def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
     """Mark the snapshot's analysis pending and queue the analyse task once the current
     transaction commits (snapshot_store calls this for every snapshot it stores)."""
-    from dradash.analysis.tasks import analyse_snapshot
-
     analysis, created = SnapshotAnalysis.objects.get_or_create(snapshot=snapshot)
     if not created:
         SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
             status=SnapshotAnalysis.Status.PENDING, queued_at=timezone.now(), started_at=None
         )
-    analyse_snapshot.delay_on_commit(snapshot.pk)
+    transaction.on_commit(lambda: analysis_enqueue(snapshot.pk))
     return analysis
+
+
+def analysis_enqueue(snapshot_id: int) -> None:
+    """Hand the analysis to a worker; if the broker cannot take it, record that as a failure,
+    which analyses_reap tries again once the queue is back."""
+    from dradash.analysis.tasks import analyse_snapshot
+    from dradash.celery import QueueUnavailable, enqueue
+
+    try:
+        enqueue(analyse_snapshot, snapshot_id)
+    except QueueUnavailable as exc:
+        SnapshotAnalysis.objects.filter(pk=snapshot_id, started_at=None).update(
+            status=SnapshotAnalysis.Status.FAILED,
+            error=f"the task queue is unavailable ({exc}); the analysis is queued again by "
+            "itself once it is back",
+            finished_at=timezone.now(),
+        )
 
 
 def analyses_reap(*, now: datetime | None = None) -> list[int]:
@@ -261,6 +277,7 @@ def _store(
         ),
     )
     _store_findings(snapshot, result)
+    on_postgresql = connection.vendor == "postgresql"  # see DeviceRow.tokens
     _copy(
         DeviceRow,
         [
@@ -275,8 +292,8 @@ def _store(
             "classes",
             "claims",
             "attributes",
+            "tokens",
             "data",
-            "page",
         ],
         (
             [
@@ -290,11 +307,12 @@ def _store(
                 r.tainted,
                 lines(r.classes),
                 lines([f"{ns}/{name}" for ns, name in r.holders]),
-                r.attribute_tokens(),
+                "" if on_postgresql else lines(tokens),
+                _dumps(tokens if on_postgresql else []),
                 _dumps(r.as_dict()),
-                _dumps(r.page_dict()),
             ]
             for position, r in enumerate(result.devices)
+            for tokens in [r.tokens()]
         ),
     )
     _copy(
@@ -326,6 +344,7 @@ def _store(
         device_objects=sorted(
             blob_id for key, blob_id in blob_ids.items() if key[0] in DEVICE_KINDS
         ),
+        device_index=result.device_index.to_bytes() if result.device_index else b"",
     )
 
 
@@ -370,16 +389,17 @@ def _store_explanations(snapshot: Snapshot, result: core.Analysis) -> dict[int, 
         if r.diagnosis is not None and r.diagnosis.explanation is not None:
             seen.setdefault(id(r.diagnosis.explanation), r.diagnosis.explanation)
     for c in result.claims:
-        if c.explanation is not None:
+        # An allocated claim's answer is the allocation it has: the explain API makes it from
+        # the claim itself (selectors.claim_explanation), 20,000 rows not stored.
+        if c.explanation is not None and not c.claim.allocated:
             seen.setdefault(id(c.explanation), c.explanation)
     by_text: dict[bytes, int] = {}
     out: dict[int, int] = {}
     for key, x in seen.items():
-        full = core.explanation_dict(x)
-        text = orjson.dumps(full)
+        text = orjson.dumps(core.explanation_dict(x))
         if text not in by_text:
             row = Explanation.objects.create(
-                snapshot=snapshot, head=core.explanation_head(full), full=zlib.compress(text, 6)
+                snapshot=snapshot, head=core.explanation_head(x), full=zlib.compress(text, 6)
             )
             by_text[text] = row.pk
         out[key] = by_text[text]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,7 +22,7 @@ import yaml
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -42,6 +43,9 @@ ACTIVE = (SnapshotRun.Status.QUEUED, SnapshotRun.Status.RUNNING)
 # 60-minute interval to 61 minutes.
 DUE_SLACK = timedelta(seconds=30)
 ERROR_MAX_CHARS = 1000
+# How long a worker keeps trying to record why a capture failed while the database is away (a
+# PostgreSQL restart takes seconds). Past that the run stays "running" until the reaper.
+RUN_FAIL_PATIENCE = 120.0
 
 
 class ClusterConfigError(ValueError):
@@ -179,10 +183,12 @@ def error_message(exc: BaseException) -> str:
     """
     from kubernetes.config.config_exception import ConfigException
 
+    from dradash.celery import QueueUnavailable
     from dradash.kube.capture import CaptureError
     from dradash.kube.client import KubeError
 
-    if isinstance(exc, (KubeError, CaptureError, ClusterConfigError, CaptureNotPossible)):
+    own = (KubeError, CaptureError, ClusterConfigError, CaptureNotPossible, QueueUnavailable)
+    if isinstance(exc, own):
         text = str(exc)
     elif isinstance(exc, ConfigException):
         text = f"kubeconfig: {exc}"
@@ -242,10 +248,32 @@ def capture_run_create(
                 raise
             return active
         if enqueue:
-            from dradash.clusters.tasks import capture_run
-
-            capture_run.delay_on_commit(run.pk)
+            transaction.on_commit(lambda: capture_run_enqueue(run.pk))
+    if enqueue:
+        run.refresh_from_db()  # failed already if the queue was unavailable (or run, eagerly)
     return run
+
+
+QUEUE_UNAVAILABLE = "the task queue is unavailable"
+
+
+def capture_run_enqueue(run_id: int) -> None:
+    """Hand a queued capture run to a worker; if the broker cannot take it, fail the run at
+    once with that reason, so that people see why and the next request starts a new run
+    instead of joining one that no worker will ever see."""
+    from dradash.celery import QueueUnavailable, enqueue
+    from dradash.clusters.tasks import capture_run
+
+    try:
+        enqueue(capture_run, run_id)
+    except QueueUnavailable as exc:
+        error = error_message(exc)
+        SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.QUEUED).update(
+            status=SnapshotRun.Status.FAILED,
+            error=f"{QUEUE_UNAVAILABLE} ({error}), so the capture could not start; nothing "
+            "was stored. Capture again once it is back.",
+            finished_at=timezone.now(),
+        )
 
 
 def capture_run_execute(run_id: int) -> SnapshotRun | None:
@@ -287,6 +315,13 @@ def capture_run_execute(run_id: int) -> SnapshotRun | None:
         )
     except expected as exc:
         return _run_fail(run_id, error_message(exc))
+    except (OperationalError, InterfaceError) as exc:
+        logger.warning("capture run %s: the database went away: %s", run_id, exc)
+        return _run_fail(
+            run_id,
+            f"the database was unavailable during the capture ({error_message(exc)}); "
+            "nothing was stored",
+        )
     except Exception as exc:
         logger.exception("capture run %s failed", run_id)
         return _run_fail(run_id, error_message(exc))
@@ -316,7 +351,10 @@ def _capture_store(
     with stager:
         with cluster_kube(cluster) as kube:
             result = capture(
-                kube, page_size=settings.DRADASH_CAPTURE_PAGE_SIZE, on_objects=stager.add
+                kube,
+                page_size=settings.DRADASH_CAPTURE_PAGE_SIZE,
+                on_objects=stager.add,
+                max_object_bytes=settings.DRADASH_CAPTURE_MAX_OBJECT_BYTES,
             )
         staged = stager.finish()
     with transaction.atomic():
@@ -348,12 +386,42 @@ def _run_finish(run: SnapshotRun, *, snapshot: Snapshot) -> None:
 
 
 def _run_fail(run_id: int, error: str) -> SnapshotRun | None:
-    """Mark a running run failed (a run reaped meanwhile keeps the reaper's reason)."""
-    SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.RUNNING).update(
-        status=SnapshotRun.Status.FAILED, error=error, finished_at=timezone.now()
-    )
-    logger.info("capture run %s failed: %s", run_id, error)
-    return SnapshotRun.objects.filter(id=run_id).first()
+    """Mark a running run failed (a run reaped meanwhile keeps the reaper's reason).
+
+    If the database is away (the reason the capture failed, often), try again on a new
+    connection for up to RUN_FAIL_PATIENCE seconds: the run then ends with its real cause as
+    soon as the database is back, instead of staying "running" until the reaper calls it
+    "worker lost" and the cluster can be captured again.
+    """
+    deadline = time.monotonic() + RUN_FAIL_PATIENCE
+    delay = 1.0
+    while True:
+        try:
+            SnapshotRun.objects.filter(id=run_id, status=SnapshotRun.Status.RUNNING).update(
+                status=SnapshotRun.Status.FAILED, error=error, finished_at=timezone.now()
+            )
+            logger.info("capture run %s failed: %s", run_id, error)
+            return SnapshotRun.objects.filter(id=run_id).first()
+        except (OperationalError, InterfaceError) as exc:
+            if time.monotonic() + delay > deadline:
+                logger.error(
+                    "capture run %s failed (%s), and the database stayed unavailable to record "
+                    "it: %s",
+                    run_id,
+                    error,
+                    exc,
+                )
+                raise
+            logger.warning(
+                "capture run %s: cannot record its failure yet, the database is unavailable "
+                "(%s); trying again in %g s",
+                run_id,
+                str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
+                delay,
+            )
+            connection.close()
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
 
 
 @dataclass

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db import connection
+from django.db.models import Q
 from django.urls import NoReverseMatch, reverse
 
 from dradash.analysis.models import PodVerdict, PoolRow, SnapshotAnalysis
@@ -91,24 +92,20 @@ def _context(snapshot: Snapshot, changed: ClusterState) -> set[int]:
 
 def _verdicts(snapshot: Snapshot, other: Snapshot) -> Any:
     """The stored verdicts of the snapshot's Pods that the diff speaks of: those the other
-    snapshot lacks (added or removed) and those whose stage differs there."""
-    rows = (
-        PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True)
-        .annotate(
-            other_stage=Subquery(
-                PodVerdict.objects.filter(
-                    snapshot=other, namespace=OuterRef("namespace"), name=OuterRef("name")
-                ).values("stage")[:1]
-            )
+    snapshot lacks (added or removed) and those whose stage differs there (one join)."""
+    table = PodVerdict._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT a.namespace, a.name, a.stage, a.reason, a.summary FROM {table} a "
+            f"LEFT JOIN {table} b ON b.snapshot_id = %s AND b.namespace = a.namespace "
+            "AND b.name = a.name "
+            "WHERE a.snapshot_id = %s AND a.uses_dra AND (b.id IS NULL OR b.stage <> a.stage)",
+            [other.pk, snapshot.pk],
         )
-        .filter(Q(other_stage__isnull=True) | ~Q(other_stage=F("stage")))
-    )
-    pods = {
-        (namespace, name): SimpleNamespace(stage=stage, reason=reason, summary=summary)
-        for namespace, name, stage, reason, summary in rows.values_list(
-            "namespace", "name", "stage", "reason", "summary"
-        )
-    }
+        pods = {
+            (namespace, name): SimpleNamespace(stage=stage, reason=reason, summary=summary)
+            for namespace, name, stage, reason, summary in cursor.fetchall()
+        }
     return SimpleNamespace(pods=pods)
 
 

@@ -11,16 +11,18 @@ give the JSON the API serves (DESIGN "REST API"), which is also what is stored.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from dradash.dra import capacity, checklist, diagnosis, findings, inventory, matching
 from dradash.dra.allocator import Explanation
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
-from dradash.dra.fields import mapping
+from dradash.dra.fields import mapping, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import Device, Pod, ResourceClaim
@@ -120,26 +122,13 @@ class DeviceRecord:
             "consumed_capacity": inventory.consumed_capacity(d),
         }
 
-    def page_dict(self) -> dict[str, Any]:
-        """What the devices page shows of it beyond the API row."""
-        d = self.device
-        return {
-            "key_attributes": [
-                list(kv) for kv in matching.key_attributes(d, limit=3, capacity=True)
-            ],
-            "attribute_list": [list(kv) for kv in inventory.device_attributes(d)],
-            "capacity_list": [list(c) for c in inventory.device_capacity(d)],
-            "counter_list": [list(c) for c in inventory.consumed_counters(d)],
-            "holders": [list(h) for h in self.holders],
-            "pod_refs": [list(p) for p in inventory.device_pods(d)] if self.holders else [],
-        }
-
-    def attribute_tokens(self) -> str:
-        """The device's attributes as one text that an attribute filter searches:
-        ``\\n"domain/name"=value\\n`` per value (JSON, so strings, numbers and booleans stay
-        apart and no value can forge a separator), once more with the bare name for attributes
-        of the device's driver's domain (``productName`` means the driver's)."""
-        out = []
+    def tokens(self) -> list[str]:
+        """What the class and attribute filters look for: ``class:NAME`` per class admitting
+        the device, and per attribute ``"domain/name"`` and ``"domain/name"=value`` per value
+        (JSON, so that strings, numbers and booleans stay apart and no value can forge a
+        token), once more with the bare name for attributes of the device's driver's domain
+        (``productName`` means the driver's)."""
+        out = [f"class:{name}" for name in self.classes]
         for name, value in sorted(mapping(self.device.raw.get("attributes")).items()):
             if not isinstance(value, dict):
                 continue
@@ -147,12 +136,50 @@ class DeviceRecord:
             names = [name if domain else f"{self.device.driver}/{name}"]
             if not domain or domain == self.device.driver:
                 names.append(ident)
+            values = [_json(v) for v in _attribute_values(value)]
             for n in names:
-                key = json.dumps(n, ensure_ascii=False)
-                out.append(f"{key}=")
-                for v in _attribute_values(value):
-                    out.append(f"{key}={json.dumps(v, ensure_ascii=False)}")
-        return "\n" + "\n".join(out) + "\n" if out else ""
+                key = _json(n)
+                out.append(key)
+                out += [f"{key}={v}" for v in values]
+        return out
+
+
+@functools.lru_cache(maxsize=65536, typed=True)  # typed: True is not 1
+def _json(value: str | int | bool) -> str:
+    """``value`` as JSON text (names and values repeat over thousands of devices)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def device_display(row: dict[str, Any]) -> dict[str, Any]:
+    """What the devices page shows of a stored device beyond its API row (DeviceRecord.as_dict),
+    made from that row: a few key attributes, every attribute and capacity as text, the
+    counters it consumes, the claims and Pods holding it as (namespace, name)."""
+    consumed = row.get("consumed_capacity") or {}
+    holders = [tuple(c.split("/", 1)) for c in row.get("claims") or []]
+    device = SimpleNamespace(
+        driver=row["driver"], attributes=row["attributes"], capacity=row["capacity"]
+    )
+    return {
+        "key_attributes": matching.key_attributes(device, limit=3, capacity=True),  # type: ignore[arg-type]
+        "attribute_list": [
+            (name, inventory.attribute_text(value))
+            for name, value in sorted(row["attributes"].items())
+            if isinstance(value, dict)
+        ],
+        "capacity_list": [
+            (name, text(value.get("value")) or str(value.get("value", "")), consumed.get(name, ""))
+            for name, value in sorted(row["capacity"].items())
+            if isinstance(value, dict)
+        ],
+        "counter_list": [
+            (text(use.get("counterSet")), counter, text(mapping(value).get("value")))
+            for use in row.get("consumes_counters") or []
+            if isinstance(use, dict)
+            for counter, value in mapping(use.get("counters")).items()
+        ],
+        "holders": holders,
+        "pod_refs": [tuple(p.split("/", 1)) for p in row.get("pods") or []] if holders else [],
+    }
 
 
 def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
@@ -169,18 +196,18 @@ def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
 
 
 def attribute_filter_tokens(wanted: inventory.AttributeFilter) -> list[str]:
-    """The tokens of DeviceRecord.attribute_tokens, one of which a matching device has (see
+    """The tokens (DeviceRecord.tokens) one of which a device the filter matches has (see
     inventory.AttributeFilter.matches)."""
     name = f"{wanted.domain}/{wanted.id}" if wanted.domain else wanted.id
     key = json.dumps(name, ensure_ascii=False)
     if wanted.value is None:
-        return [f"\n{key}=\n"]
+        return [key]
     values: list[Any] = [wanted.value]
     with contextlib.suppress(ValueError):
         values.append(int(wanted.value))
     if wanted.value.lower() in ("true", "false"):
         values.append(wanted.value.lower() == "true")
-    return [f"\n{key}={json.dumps(v, ensure_ascii=False)}\n" for v in values]
+    return [f"{key}={json.dumps(v, ensure_ascii=False)}" for v in values]
 
 
 # --- the analysis --------------------------------------------------------------------------
@@ -200,11 +227,14 @@ class Analysis:
     summary: dict[str, Any]  # summary_dict
     options: dict[str, dict[str, list[str]]]  # filter choices of the pod, claim, device lists
     pool_slices: dict[tuple[str, str], list[ObjectKey]] = field(default_factory=dict)
+    device_index: matching.DeviceIndex | None = None  # what the playground evaluates over
 
 
-def diagnose(state: ClusterState) -> diagnosis.SnapshotDiagnosis:
+def diagnose(
+    state: ClusterState, cache: dict[Any, Explanation] | None = None
+) -> diagnosis.SnapshotDiagnosis:
     """Every DRA Pod's and every claim's verdict, as the pages show them."""
-    verdicts = diagnosis.diagnose_all(state)
+    verdicts = diagnosis.diagnose_all(state, cache)
     for key, claim in state.claims.items():
         verdicts.claims[key] = claim_in_use(claim, verdicts.claims[key], verdicts.pods)
     return verdicts
@@ -250,8 +280,11 @@ def claim_in_use(
 
 def analyse(state: ClusterState) -> Analysis:
     with gc_paused():  # hundreds of thousands of small results, nothing cyclic
-        verdicts = diagnose(state)
+        # The allocator's answer for each claim on every node first: the diagnoses of the
+        # Pods that wait for those claims then read the same answers instead of searching again.
         cache: dict[Any, Explanation] = {}
+        explanations = {claim.key: explain(state, claim, cache) for claim in state.claims.values()}
+        verdicts = diagnose(state, cache)
         pods = [
             PodRecord(
                 pod,
@@ -264,7 +297,7 @@ def analyse(state: ClusterState) -> Analysis:
             ClaimRecord(
                 claim,
                 verdict,
-                verdict.explanation or explain(state, claim, cache),
+                explanations[claim.key],
                 claim_chain_keys(state, claim),
                 claim.class_names,
                 state.claim_drivers(claim),
@@ -296,15 +329,27 @@ def analyse(state: ClusterState) -> Analysis:
                 key: [s.key for s in (*pool.slices, *pool.stale_slices)]
                 for key, pool in state.pools.items()
             },
+            device_index=matching.DeviceIndex.of(state),
         )
 
 
 def explain(
     state: ClusterState, claim: ResourceClaim, cache: dict[Any, Explanation] | None = None
 ) -> Explanation:
-    """What the allocator would do with this claim now (for its first Pod, if any)."""
-    pod = next((p for p in claim.pods if not p.node_name), claim.pods[0] if claim.pods else None)
-    return diagnosis.explain_claims(state, [claim], pod, cache)
+    """What the allocator would do with this claim now, on every node its Pod may use (the
+    explain API): with the Pod's other unallocated claims, as the scheduler allocates them. An
+    allocated claim is not allocated again: its answer is the allocation it has."""
+    if claim.allocated:
+        nodes = state.claim_nodes(claim)
+        return Explanation(
+            allocatable=True,
+            error=None,
+            node=nodes[0] if nodes else None,
+            requests=[],
+            allocations=[claim.allocation] if claim.allocation else [],
+            claims=[claim.ref],
+        )
+    return diagnosis.explain_claim(state, claim, cache)
 
 
 def _devices(state: ClusterState, inv: inventory.Inventory) -> list[DeviceRecord]:
@@ -362,52 +407,59 @@ def diagnosis_dict(d: Diagnosis) -> dict[str, Any]:
 
 def explanation_dict(x: Explanation) -> dict[str, Any]:
     """The explain API's JSON (DESIGN "REST API")."""
+    return x.as_dict()
+
+
+FAILED_SHOWN = 50  # devices that dropped out, per request, on a page (the API has them all)
+NOT_FIT_SHOWN = 20  # nodes a page names where the claims do not fit (the API has all)
+
+
+def explanation_head(x: Explanation) -> dict[str, Any]:
+    """What a page shows of an explanation: per request its funnel, the step short of what it
+    needs, and the first FAILED_SHOWN devices that dropped out (``failed``, of
+    ``failed_total``); the allocator's answer per node counted by outcome, with the first
+    NOT_FIT_SHOWN nodes where it is not a fit."""
+    outcomes = Counter(n.outcome for n in x.nodes)
+    not_fit = [n.as_dict() for n in x.nodes if n.outcome != "fit"]
     return {
         "allocatable": x.allocatable,
         "error": x.error,
         "node": x.node,
         "reason": x.reason,
+        "claims": list(x.claims),
         "requests": [
             {
                 "name": r.name,
+                "claim": r.claim,
+                "need": r.need,
                 "funnel": [{"step": step, "remaining": n} for step, n in r.funnel],
+                "short_step": r.short_step,
                 "empty_step": r.empty_step,
                 "error": r.error,
                 "node": r.node,
-                "devices": [
+                "failed": [
                     {
-                        "driver": d.driver,
                         "pool": d.pool,
                         "device": d.device,
                         "failed_step": d.failed_step,
                         "detail": d.detail,
                     }
-                    for d in r.devices
+                    for d in failed[:FAILED_SHOWN]
                 ],
-            }
-            for r in x.requests
-        ],
-    }
-
-
-FAILED_SHOWN = 50  # devices that dropped out, per request, on a page (the API has them all)
-
-
-def explanation_head(full: dict[str, Any]) -> dict[str, Any]:
-    """What a page shows of an explanation: per request, the funnel and the first FAILED_SHOWN
-    devices that dropped out (``failed``) with how many did (``failed_total``)."""
-    head = {k: v for k, v in full.items() if k != "requests"}
-    head["requests"] = []
-    for r in full["requests"]:
-        failed = [d for d in r["devices"] if d["failed_step"]]
-        head["requests"].append(
-            {
-                **{k: v for k, v in r.items() if k != "devices"},
-                "failed": failed[:FAILED_SHOWN],
                 "failed_total": len(failed),
             }
-        )
-    return head
+            for r in x.requests
+            for failed in [[d for d in r.devices if d.failed_step]]
+        ],
+        "nodes": {
+            "eligible": x.eligible_nodes,
+            "complete": x.nodes_complete,
+            "outcomes": dict(sorted(outcomes.items())),
+            "not_fit": not_fit[:NOT_FIT_SHOWN],
+            "not_fit_total": len(not_fit),
+        },
+        "allocation": x.allocations,
+    }
 
 
 def pool_dict(info: inventory.PoolInfo) -> dict[str, Any]:

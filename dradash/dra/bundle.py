@@ -51,19 +51,20 @@ PROBLEM_STATUSES = frozenset({"forbidden", "not-found", "error"})
 
 
 def kind_statuses(
-    counts: Counter[str], given: dict[str, dict[str, Any]] | None
+    counts: Counter[str], given: dict[str, dict[str, Any]] | None, *, listed: bool = False
 ) -> dict[str, dict[str, Any]]:
     """Per kind dradash reads, what a snapshot of these objects records (Snapshot.kinds,
     SnapshotMeta.kinds): the status given (by a capture, or a bundle's SnapshotInfo), else "ok"
-    or "absent" by its count. An "absent" that was given gets ``"listed": true``: someone
-    listed the kind and found none, which proves there are none (SnapshotMeta.unproven); an
-    "absent" only counted (a bundle without the kind) proves nothing."""
+    or "absent" by its count. An "absent" that was given, or found by a source that lists every
+    kind (``listed``: a capture, the demo), gets ``"listed": true``: someone listed the kind and
+    found none, which proves there are none (SnapshotMeta.unproven); an "absent" only counted (a
+    bundle without the kind) proves nothing."""
     kinds: dict[str, dict[str, Any]] = {}
     for kind in KINDS:
         entry = (given or {}).get(kind) or {}
         status = entry.get("status") or ("ok" if counts[kind] else "absent")
         kinds[kind] = {"status": status, "count": counts[kind], "message": entry.get("message", "")}
-        if status == "absent" and entry.get("status"):
+        if status == "absent" and (entry.get("status") or listed):
             kinds[kind]["listed"] = True
     return kinds
 

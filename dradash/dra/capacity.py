@@ -22,19 +22,24 @@ not counted. Both views are computed once per snapshot (``state.derived``).
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dradash.dra.allocator import (
+    Features,
+    blocking_taints,
+    skipped_pool,
+    untolerated,
+)
 from dradash.dra.fields import dig, mapping, mappings, number, text
 from dradash.dra.matching import Matcher, Want, snapshot_matcher, want_of
 from dradash.dra.objects import (
+    TERMINAL_PHASES,
     Device,
     Job,
     Pod,
-    Pool,
     Request,
     Resource,
     ResourceClaim,
@@ -45,12 +50,6 @@ from dradash.dra.words import plural
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def server_minor(state: ClusterState) -> int | None:
-    """The Kubernetes minor version the snapshot says the server runs (``v1.36.1`` → 36)."""
-    match = re.match(r"v?1\.(\d+)", state.meta.server_version or "")
-    return int(match.group(1)) if match else None
-
-
 def pod_priority(state: ClusterState, pod: Pod) -> int:
     """spec.priority as admission set it, else its PriorityClass's value (or the global default)."""
     if "priority" in pod.spec:
@@ -59,47 +58,6 @@ def pod_priority(state: ClusterState, pod: Pod) -> int:
         return pc.value
     defaults = [p.value for p in state.priority_classes.values() if p.raw.get("globalDefault")]
     return max(defaults, default=0)
-
-
-def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
-    """resource.k8s.io DeviceToleration.ToleratesTaint."""
-    effect = text(toleration.get("effect"))
-    if effect and effect != text(taint.get("effect")):
-        return False
-    key = text(toleration.get("key"))
-    if text(toleration.get("operator")) == "Exists":
-        return not key or key == text(taint.get("key"))
-    return key == text(taint.get("key")) and text(toleration.get("value")) == text(
-        taint.get("value")
-    )
-
-
-def untolerated(device: Device, tolerations: list[dict[str, Any]]) -> bool:
-    return any(
-        text(t.get("effect")) in ("NoSchedule", "NoExecute")
-        and not any(tolerates(tol, t) for tol in tolerations)
-        for t in device.taints
-    )
-
-
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-
-
-def pool_problem(pool: Pool, minor: int | None) -> str:
-    """Why the allocator takes no ExactCount device from the pool: ``invalid``,
-    ``incomplete`` or "" (it uses the pool)."""
-    if not pool.valid:
-        return "invalid"
-    if not pool.complete and (minor is None or minor >= 35):
-        return "incomplete"
-    return ""
-
-
-def blocking_taints(device: Device) -> list[dict[str, Any]]:
-    """The device's taints that keep new claims away unless they tolerate them."""
-    if not device.rule_taints and "taints" not in device.raw:
-        return []
-    return [t for t in device.taints if t.get("effect") in BLOCKING_EFFECTS]
 
 
 # --- capacity: the devices a request can get, per node ---------------------------------------
@@ -156,9 +114,9 @@ class Capacity:
         self._usable: dict[tuple[Want, str], Usable | None] = {}
         self._holder: dict[int, float] = {}
         self._outlook: dict[tuple[Any, ...], tuple[bool, bool, list[Device]] | None] = {}
-        minor = server_minor(state)
+        features = Features.for_version(state.meta.server_version)
         # Pools the allocator takes ExactCount devices from (dra-reference §5.2).
-        self._pools = {id(p) for p in state.pools.values() if not pool_problem(p, minor)}
+        self._pools = {id(p) for p in state.pools.values() if not skipped_pool(p, features)}
         # Devices an allocation blocks for other claims (admin access and devices that allow
         # multiple allocations do not).
         self._taken = {
@@ -191,7 +149,9 @@ class Capacity:
                 d
                 for d in matched
                 if id(d.slice.pool) in pools
-                and not ((d.rule_taints or "taints" in d.raw) and untolerated(d, alt.tolerations))
+                and not (
+                    (d.rule_taints or "taints" in d.raw) and untolerated(d.taints, alt.tolerations)
+                )
             ]
             free: dict[str, int] = defaultdict(int)
             for d in devices:
@@ -509,8 +469,6 @@ def _one_job(capacity: Capacity, job: Job, needs: list[list[Alternative]]) -> Jo
 
 
 # --- classes: free against allocated, and what the waiting requests can get -----------------
-
-TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass

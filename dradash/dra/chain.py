@@ -328,6 +328,14 @@ def claim_chain_keys(state: ClusterState, claim: ResourceClaim) -> list[ObjectKe
     return keys.sorted()
 
 
+def _slices_by_pool(state: ClusterState) -> dict[tuple[str, str], list[ResourceSlice]]:
+    """Every slice (stale ones too) by (driver, pool)."""
+    out: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in state.slices.values():
+        out.setdefault((s.driver, s.pool_name), []).append(s)
+    return out
+
+
 class _ChainKeys:
     """Collects the objects a chain reads, and what those need to relate to each other as they
     do in the whole snapshot: every slice of a pool (its generation and completeness), every
@@ -339,7 +347,9 @@ class _ChainKeys:
         self._pools: set[tuple[str, str]] = set()
         self._nodes: set[str] = set()
         self._claims: set[tuple[str, str]] = set()
-        self._slices_by_pool: dict[tuple[str, str], list[ResourceSlice]] | None = None
+        self._slices_by_pool: dict[tuple[str, str], list[ResourceSlice]] = state.derived(
+            "chain-slices-by-pool", _slices_by_pool
+        )
 
     def sorted(self) -> list[ObjectKey]:
         return sorted(self.keys)
@@ -410,10 +420,6 @@ class _ChainKeys:
         if (driver, name) in self._pools:
             return
         self._pools.add((driver, name))
-        if self._slices_by_pool is None:
-            self._slices_by_pool = {}
-            for s in self.state.slices.values():
-                self._slices_by_pool.setdefault((s.driver, s.pool_name), []).append(s)
         for s in self._slices_by_pool.get((driver, name), []):
             self.keys.add(s.key)
 

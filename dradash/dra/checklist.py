@@ -37,7 +37,7 @@ from dradash.dra.fields import dig, mapping, mappings, number, text
 from dradash.dra.findings import NEEDS, Finding, ObjectRef, ref
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS
-from dradash.dra.objects import Job, Pod, ResourceSlice
+from dradash.dra.objects import TERMINAL_PHASES, Job, Pod, ResourceSlice
 from dradash.dra.state import ClusterState
 from dradash.dra.words import kinds_plural, listing, plural
 
@@ -46,7 +46,6 @@ V1 = "resource.k8s.io/v1"
 RESOURCE_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 EVIDENCE_SHOWN = 20  # objects listed per item; evidence_total counts them all
 NAMED = 3  # names spelled out in a summary before "and N more"
-TERMINAL_PHASES = ("Succeeded", "Failed")
 # PodClaimRef statuses that mean the reference does not resolve (see objects.PodClaimRef).
 BROKEN_REFS = {
     "claim-missing": "names a ResourceClaim ({claim}) that does not exist",

@@ -19,8 +19,10 @@ from typing import Any
 from dradash.dra import allocator
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
+from dradash.dra.kinds import KINDS
 from dradash.dra.objects import Event, Pod, PodClaimRef, ResourceClaim
 from dradash.dra.state import ClusterState
+from dradash.dra.words import listing, plural
 
 STAGES = (
     "pod-pending",
@@ -109,6 +111,79 @@ def _describe(obj: Any) -> str:
     return f"kubectl describe {kind.lower()} {obj.name}{namespace}"
 
 
+# --- what the snapshot cannot prove ------------------------------------------------------
+
+# How to add a kind to a bundle with kubectl alone (DESIGN "Bundle format").
+_KUBECTL = {
+    "Node": "kubectl get nodes -o json",
+    "Pod": "kubectl get pods -A -o json",
+    "Event": "kubectl get events -A -o json",
+    "ResourceSlice": "kubectl get resourceslices -o json",
+    "ResourceClaim": "kubectl get resourceclaims -A -o json",
+    "ResourceClaimTemplate": "kubectl get resourceclaimtemplates -A -o json",
+    "DeviceClass": "kubectl get deviceclasses -o json",
+}
+
+
+def _unproven(state: ClusterState, *kinds: str) -> list[str]:
+    return state.meta.unproven(*kinds)
+
+
+def _capture_step(state: ClusterState, kind: str) -> str:
+    """How to get the kind into a snapshot, given why it is missing."""
+    plural_name = KINDS[kind].plural
+    entry = state.meta.kinds.get(kind)
+    status = entry.get("status") if isinstance(entry, dict) else None
+    message = text(entry.get("message")) if isinstance(entry, dict) else ""
+    if status == "forbidden":
+        return (
+            f"Grant dradash's ClusterRole get, list and watch on {plural_name} "
+            f"(kubectl auth can-i list {plural_name} --as <dradash's service account>), "
+            "then capture again."
+        )
+    if status in ("not-found", "error"):
+        return f"Capture again: listing {plural_name} failed ({message or status})."
+    return (
+        f"Add the {plural_name} to the bundle and import both files together: "
+        f"{_KUBECTL.get(kind, f'kubectl get {plural_name} -A -o json')} > {plural_name}.json"
+    )
+
+
+def _why_missing(state: ClusterState, kind: str) -> str:
+    plural_name = KINDS[kind].plural
+    entry = state.meta.kinds.get(kind)
+    status = entry.get("status") if isinstance(entry, dict) else None
+    if status == "forbidden":
+        return f"reading {plural_name} was forbidden"
+    if status in ("not-found", "error"):
+        return f"{plural_name} could not be read"
+    return f"the snapshot has no {plural_name}"
+
+
+def _incomplete(
+    state: ClusterState,
+    stage: str,
+    kinds: list[str],
+    what: str,
+    evidence: list[Evidence],
+    steps: list[str] | None = None,
+    explanation: allocator.Explanation | None = None,
+) -> Diagnosis:
+    """snapshot-incomplete: ``what`` cannot be known without ``kinds``; how to capture them."""
+    why = " and ".join(_why_missing(state, k) for k in kinds)
+    evidence = evidence + [
+        Evidence("Snapshot", "", "", "kinds", f"{k}: {_why_missing(state, k)}") for k in kinds
+    ]
+    return Diagnosis(
+        stage,
+        "snapshot-incomplete",
+        f"{what}: {why}.",
+        evidence,
+        [_capture_step(state, k) for k in kinds] + (steps or []),
+        explanation,
+    )
+
+
 # --- Pods --------------------------------------------------------------------------------
 
 
@@ -124,7 +199,7 @@ def diagnose_pod(
         )
     if evicted := _taint_eviction(pod):
         return evicted
-    if pod.phase == "Pending" and (problem := _pending_before_allocation(pod)):
+    if pod.phase == "Pending" and (problem := _pending_before_allocation(state, pod)):
         return problem
     if not pod.node_name:
         unallocated = [r.claim for r in pod.claim_refs if r.claim and not r.claim.allocated]
@@ -155,7 +230,7 @@ def diagnose_pod(
     return _device_not_prepared(state, pod)
 
 
-def _pending_before_allocation(pod: Pod) -> Diagnosis | None:
+def _pending_before_allocation(state: ClusterState, pod: Pod) -> Diagnosis | None:
     """pod-pending: a claim reference that does not resolve, a claim being deleted, a gate.
 
     A gated Pod whose claims are merely not generated yet is waiting for its gate first.
@@ -169,7 +244,7 @@ def _pending_before_allocation(pod: Pod) -> Diagnosis | None:
         (r for r in pod.claim_refs if r.status in order), key=lambda r: order.index(r.status)
     )
     for ref in refs:
-        return _unresolved_ref(pod, ref)
+        return _unresolved_ref(state, pod, ref)
     for ref in pod.claim_refs:
         if ref.claim is not None and ref.claim.deleting:
             claim = ref.claim
@@ -207,10 +282,37 @@ def _pending_before_allocation(pod: Pod) -> Diagnosis | None:
     return None
 
 
-def _unresolved_ref(pod: Pod, ref: PodClaimRef) -> Diagnosis:
+def _unresolved_ref(state: ClusterState, pod: Pod, ref: PodClaimRef) -> Diagnosis:
     ns = pod.namespace
     evidence = [_of(pod, f"spec.resourceClaims[{ref.name}]", _ref_text(ref))]
     evidence += _event_evidence(pod, "FailedResourceClaimCreation")
+    # A claim or template the snapshot does not hold may well exist in the cluster.
+    if ref.status in ("claim-missing", "not-created") and (
+        missing := _unproven(state, "ResourceClaim")
+    ):
+        name = f"ResourceClaim {ns}/{ref.claim_name}" if ref.claim_name else "the claim"
+        if ref.status == "not-created":
+            name = f"the claim generated from template {ref.template_name}"
+        return _incomplete(
+            state,
+            "pod-pending",
+            missing,
+            f"Whether {name} that Pod {pod.ref} uses exists is unknown",
+            evidence,
+            [f"kubectl get resourceclaims -n {ns}"],
+        )
+    if ref.status == "template-missing" and (
+        missing := _unproven(state, "ResourceClaimTemplate", "ResourceClaim")
+    ):
+        return _incomplete(
+            state,
+            "pod-pending",
+            missing,
+            f"Whether ResourceClaimTemplate {ns}/{ref.template_name} (or the claim generated "
+            f"from it) that Pod {pod.ref} uses exists is unknown",
+            evidence,
+            [f"kubectl get resourceclaimtemplate {ref.template_name} -n {ns}"],
+        )
     if ref.status in ("claim-missing", "invalid"):
         if ref.status == "invalid":
             return Diagnosis(
@@ -289,13 +391,25 @@ def _claim_unallocated(
     claims: list[ResourceClaim],
     explain_cache: dict[Any, allocator.Explanation] | None,
 ) -> Diagnosis:
-    explanation = explain_claims(state, claims, pod, explain_cache)
+    explanation = explain_claims(state, _pod_claims(pod), pod, explain_cache)
     names = ", ".join(c.ref for c in claims)
     evidence = [_of(c, "status.allocation", "not set") for c in claims]
     evidence += _event_evidence(pod, "FailedScheduling")
     steps = [_describe(claims[0]), _describe(pod)]
     reason = explanation.reason
     if explanation.allocatable:
+        if missing := _unproven(state, "Event"):
+            return _incomplete(
+                state,
+                "claim-unallocated",
+                missing,
+                f"{names} would allocate now on node {explanation.node}; why the Pod still "
+                "waits (a scheduler timeout, or something besides DRA) would be in its events, "
+                "which are unknown",
+                evidence,
+                steps,
+                explanation,
+            )
         timed_out = any("timed out trying to allocate devices" in e.message for e in _events(pod))
         if timed_out:
             reason = "allocation-timeout"
@@ -315,8 +429,18 @@ def _claim_unallocated(
             )
             steps.append("Check the Pod's latest FailedScheduling event for non-DRA reasons.")
         return Diagnosis("claim-unallocated", reason, summary, evidence, steps, explanation)
-    summary, advice = _unallocatable(explanation, names)
     evidence += _funnel_evidence(claims[0], explanation)
+    if missing := _kinds_the_verdict_lacks(state, explanation):
+        return _incomplete(
+            state,
+            "claim-unallocated",
+            missing,
+            _unknown_what(explanation, names, missing),
+            evidence,
+            steps,
+            explanation,
+        )
+    summary, advice = _unallocatable(explanation, names)
     return Diagnosis(
         "claim-unallocated",
         reason or "no-matching-devices",
@@ -327,28 +451,107 @@ def _claim_unallocated(
     )
 
 
+# The funnel steps whose count depends on the nodes the Pod may use.
+_NODE_STEPS = ("nodes", "free", "taints", "constraints", "count")
+
+
+def _kinds_the_verdict_lacks(state: ClusterState, explanation: allocator.Explanation) -> list[str]:
+    """Kinds an unallocatable verdict rests on that the snapshot does not prove absent."""
+    if explanation.reason == "class-missing":
+        return _unproven(state, "DeviceClass")
+    if explanation.error is not None:
+        return []  # the allocator stops with an error whatever the kinds hold
+    missing = _unproven(state, "ResourceSlice") if not state.slices else []
+    request = explanation.deciding
+    step = request.short_step if request is not None else "count"
+    if not state.nodes and (step in _NODE_STEPS or explanation.reason in _NODE_REASONS):
+        missing += _unproven(state, "Node")
+    return missing
+
+
+_NODE_REASONS = ("insufficient-count", "constraint-unsatisfiable")
+
+
+def _unknown_what(explanation: allocator.Explanation, names: str, missing: list[str]) -> str:
+    """What cannot be said about unallocated claims, with what the snapshot does show."""
+    if "ResourceSlice" in missing:
+        return f"Which devices could serve {names} is unknown"
+    request = explanation.deciding
+    if request is None:
+        return f"Whether a node can take {names} is unknown"
+    usable = [d for d in request.devices if d.failed_step == "nodes" and d.sole]
+    if usable:
+        known = (
+            f"{plural(len(usable), 'free device')} in usable pools "
+            f"{'matches' if len(usable) == 1 else 'match'} request {request.name} of {names} "
+            f"(it needs {request.need}), but which nodes the Pod may use is unknown"
+        )
+    else:
+        known = f"Whether a node the Pod may use has devices for {names} is unknown"
+    return known
+
+
 def explain_claims(
     state: ClusterState,
     claims: list[ResourceClaim],
     pod: Pod | None,
     cache: dict[Any, allocator.Explanation] | None = None,
+    *,
+    every_node: bool = False,
 ) -> allocator.Explanation:
-    """The allocator's explanation, shared by Pods whose claims and constraints are the same."""
+    """The allocator's explanation, shared by Pods whose claims and constraints are the same.
+
+    ``every_node`` asks for the allocator's answer on every node the Pod may use (the explain
+    API); without it the search stops once the answer is known."""
     key = None
     if cache is not None:
         admin = any(s.admin_access for c in claims for r in c.requests for _, s in r.alternatives)
         key = (
             claims[0].namespace if admin else "",  # admin access depends on the namespace
             json.dumps([c.spec for c in claims], sort_keys=True),
+            # an allocated claim is not allocated again; its allocation restricts the nodes
+            json.dumps([c.allocation_node_selector if c.allocated else 0 for c in claims]),
             json.dumps(_constraints(pod), sort_keys=True),
+            every_node,
         )
         if key in cache:
             return cache[key]
+        if not every_node and (*key[:-1], True) in cache:  # the answer on every node will do
+            return cache[(*key[:-1], True)]
     features = allocator.Features.for_version(state.meta.server_version)
-    explanation = allocator.explain(state, claims, pod=pod, features=features)
+    explanation = allocator.explain(
+        state, claims, pod=pod, features=features, every_node=every_node
+    )
     if cache is not None:
         cache[key] = explanation
     return explanation
+
+
+def explain_claim(
+    state: ClusterState,
+    claim: ResourceClaim,
+    cache: dict[Any, allocator.Explanation] | None = None,
+    *,
+    every_node: bool = True,
+) -> allocator.Explanation:
+    """What the allocator would do with this claim now: the explain API and the claim page.
+
+    A claim that a Pod uses is explained for that Pod (the first not yet on a node, else the
+    first), together with the Pod's other unallocated claims, as the scheduler allocates them:
+    on the nodes that Pod may use. An allocated claim is explained alone, as if it were not
+    allocated."""
+    pods = [p for p in claim.pods if not p.finished] or claim.pods
+    pod = next((p for p in pods if not p.node_name), pods[0] if pods else None)
+    claims = [claim]
+    if pod is not None and not claim.allocated:
+        claims = _pod_claims(pod) or claims
+    return explain_claims(state, claims, pod, cache, every_node=every_node)
+
+
+def _pod_claims(pod: Pod) -> list[ResourceClaim]:
+    """The Pod's claims in its order, once each: the unallocated ones are allocated together,
+    the allocated ones restrict the nodes to those their allocations allow."""
+    return list(dict.fromkeys(r.claim for r in pod.claim_refs if r.claim is not None))
 
 
 def _constraints(pod: Pod | None) -> Any:
@@ -366,13 +569,76 @@ def _funnel_evidence(claim: ResourceClaim, explanation: allocator.Explanation) -
     return out
 
 
+# How a device lost at a step before the reason's is described: "4 more are free, but …".
+def _lost(request: allocator.RequestExplanation, before: str) -> list[str]:
+    """Devices lost at steps before ``before`` that would otherwise have served the request,
+    one phrase per step (and per pool or node where that is what decides)."""
+    order = allocator.STEPS
+    limit = order.index(before) if before in order else len(order)
+    if before == "request-selectors":
+        limit += 1  # "only 1 matches; 3 more are free but do not match its selectors"
+    groups: dict[tuple[str, str, str], int] = {}
+    for (step, pool, detail), n in request.tally.sole.items():
+        if order.index(step) >= limit:
+            continue
+        key = (step, pool, detail) if step in ("pools", "nodes") else (step, "", "")
+        groups[key] = groups.get(key, 0) + n
+    phrases = []
+    for (step, pool, detail), n in sorted(groups.items(), key=lambda kv: order.index(kv[0][0])):
+        more = f"{n} more {'is' if n == 1 else 'are'}"
+        if step == "request-selectors":
+            devices = plural(n, "free device")
+            phrases.append(
+                f"{devices} of its class do{'es' if n == 1 else ''} not match its selectors"
+            )
+        elif step == "pools":
+            phrases.append(f"{more} free, but in pool {pool}, {_pool_clause(detail)}")
+        elif step == "nodes":
+            phrases.append(f"{more} free, but {detail}")
+        elif step == "free":
+            phrases.append(f"{n} more would serve but {'is' if n == 1 else 'are'} allocated")
+        elif step == "taints":
+            phrases.append(f"{more} free but tainted")
+        elif step == "constraints":
+            phrases.append(f"{more} free but lack{'s' if n == 1 else ''} the constrained attribute")
+    return phrases
+
+
+def _pool_clause(detail: str) -> str:
+    """ "pool incomplete: 1 of 2 slices" → "which has 1 of 2 slices (it is still being
+    published, so the allocator skips it)"."""
+    if detail.startswith("pool incomplete: "):
+        return (
+            f"which has {detail.removeprefix('pool incomplete: ')} (incomplete pools are "
+            "skipped until the driver has published all of them)"
+        )
+    if detail.startswith("pool invalid: "):
+        return f"which is invalid ({detail.removeprefix('pool invalid: ')})"
+    return f"which the allocator cannot use ({detail})"
+
+
+def _with_lost(sentence: str, lost: list[str]) -> str:
+    sentence = sentence.rstrip(".")
+    return f"{sentence}; {'; '.join(lost)}." if lost else f"{sentence}."
+
+
 def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str, list[str]]:
-    """A sentence and advice for the step where the allocator's funnel empties."""
+    """A sentence and advice for the first step where fewer devices remain than needed."""
     reason = explanation.reason or ""
     error = explanation.error or ""
-    empty = next((r for r in explanation.requests if r.empty_step), None)
-    request = empty.name if empty else ""
-    detail = explanation.first_detail
+    request = explanation.deciding
+    name = request.name if request else ""
+    need = request.need if request else 1
+    counts = dict(request.funnel) if request else {}
+    step = request.short_step if request else None
+    lost = _lost(request, step or "count") if request else []
+    detail = _step_detail(request, step) if request else explanation.first_detail
+    of = f"request {name} of {names}" if name else names
+    needs = f"it needs {need}"
+
+    def left(at: str) -> int:
+        return counts.get(at, 0)
+
     texts: dict[str, tuple[str, list[str]]] = {
         "class-missing": (
             f"{names} asks for a DeviceClass that does not exist: {error}",
@@ -383,8 +649,8 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
             ],
         ),
         "no-slices": (
-            f"No driver publishes devices that request {request} of {names} could use: the "
-            "class's driver has no ResourceSlices.",
+            f"No driver publishes devices that {of} could use: the class's driver has no "
+            "ResourceSlices.",
             [
                 "kubectl get resourceslices -o wide",
                 "Check that the DRA driver's kubelet plugin "
@@ -394,11 +660,24 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
         "selector-error": (
             f"A CEL selector of {names} raises an error, which aborts scheduling of the Pod on "
             f"every node: {error or detail}",
-            [_selector_advice(error or detail)],
+            [_selector_advice(error or explanation.first_detail)],
         ),
         "no-matching-devices": (
-            f"No device in the cluster matches request {request} of {names} "
-            "(class and request selectors).",
+            _with_lost(
+                (
+                    f"No device in the cluster matches {of}"
+                    if not left(step or "request-selectors")
+                    else f"Only {plural(left(step or 'request-selectors'), 'device')} "
+                    f"{'matches' if left(step or 'request-selectors') == 1 else 'match'} {of}"
+                )
+                + (
+                    " (the class's selectors)"
+                    if step == "class-selectors"
+                    else " (class and request selectors)"
+                )
+                + ("" if not left(step or "request-selectors") else f"; {needs}"),
+                lost,
+            ),
             [
                 "Try the selectors in the playground against this snapshot to see the nearest "
                 "misses.",
@@ -406,8 +685,13 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
             ],
         ),
         "pool-incomplete": (
-            f"The devices that match {names} are in pools still being published (fewer "
-            "ResourceSlices than resourceSliceCount), which the allocator skips.",
+            _with_lost(
+                f"{_only(left('pools'), 'device')} matching {of} "
+                f"{_are(left('pools'))} in complete pools ({needs}): the others are in pools "
+                "still being published (fewer ResourceSlices than resourceSliceCount), which "
+                f"the allocator skips{_pools_named(request, 'pool incomplete')}",
+                lost,
+            ),
             [
                 "kubectl get resourceslices -o wide",
                 "Wait for the driver to publish all slices of "
@@ -415,8 +699,12 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
             ],
         ),
         "pool-invalid": (
-            f"The devices that match {names} are in a pool with duplicate device names, which "
-            "the allocator refuses.",
+            _with_lost(
+                f"{_only(left('pools'), 'device')} matching {of} {_are(left('pools'))} in "
+                f"valid pools ({needs}): the others are in pools the allocator refuses"
+                f"{_pools_named(request, 'pool invalid')}",
+                lost,
+            ),
             [
                 "kubectl get resourceslices -o yaml",
                 "Report the duplicate device names to the "
@@ -424,23 +712,42 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
             ],
         ),
         "devices-unreachable": (
-            f"The matching devices of {names} are only on nodes this Pod cannot use "
-            f"({detail or 'node selector, affinity, taints or cordon'}).",
+            _with_lost(
+                f"{_only(left('nodes'), 'device')} matching {of} "
+                f"{_are(left('nodes'))} on nodes this Pod may use ({needs}): the others are "
+                f"{detail or 'on nodes its nodeSelector, affinity, taints or a cordon exclude'}",
+                lost,
+            ),
             [
                 "Compare the Pod's nodeSelector, affinity and tolerations with the nodes that "
                 "have the devices (kubectl get nodes --show-labels)."
             ],
         ),
         "devices-exhausted": (
-            f"Every device matching {names} is already allocated to other claims.",
+            _with_lost(
+                (
+                    f"Every device matching {of} is already allocated to other claims"
+                    if not left("free")
+                    else f"Only {plural(left('free'), 'device')} matching {of} "
+                    f"{_are(left('free'))} free ({needs}): the others are allocated to other "
+                    "claims"
+                )
+                + (f" ({detail})" if detail else ""),
+                lost,
+            ),
             [
                 "Free devices (finish or delete the Pods holding them), or add capacity. "
                 "DRA does not preempt: a higher priority does not help."
             ],
         ),
         "devices-tainted": (
-            f"The free devices matching {names} carry taints the request does not tolerate"
-            + (f" ({detail})." if detail else "."),
+            _with_lost(
+                f"{_only(left('taints'), 'free device')} matching {of} "
+                f"{'tolerates' if left('taints') <= 1 else 'tolerate'} the taints on it "
+                f"({needs}): the others carry taints the request does not tolerate"
+                + (f" ({detail})" if detail else ""),
+                lost,
+            ),
             [
                 "kubectl get resourceslices -o yaml | grep -A3 taints",
                 "Add a toleration for the "
@@ -448,15 +755,32 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
             ],
         ),
         "constraint-unsatisfiable": (
-            f"No set of free devices on one node satisfies the constraints of {names} "
-            "(matchAttribute / distinctAttribute).",
+            _with_lost(
+                f"{_only(left('constraints'), 'free device')} matching {of} "
+                f"{'publishes' if left('constraints') <= 1 else 'publish'} the attribute its "
+                f"constraints need ({needs})" + (f": {detail}" if detail else "")
+                if step == "constraints"
+                else f"No set of free devices on one node satisfies the constraints of {names} "
+                "(matchAttribute / distinctAttribute)",
+                lost,
+            ),
             [
                 "Check that the devices publish the constrained attribute, and that enough of them "
                 "share (or differ in) its value on one node."
             ],
         ),
         "insufficient-count": (
-            f"There are free matching devices, but no single node has enough of them for {names}.",
+            _with_lost(
+                (
+                    f"{plural(left('constraints'), 'usable device')} {_are(left('constraints'))} "
+                    f"free for {of}, but no node the Pod may use has {need} of them (at most "
+                    f"{left('count')}, on {request.node})"
+                    if request is not None and step == "count" and request.node
+                    else f"There are free matching devices, but no single node has enough of "
+                    f"them for {names}"
+                ),
+                lost,
+            ),
             ["Lower the count, spread the work over more Pods, or free devices on one node."],
         ),
         "too-many-devices": (
@@ -464,11 +788,38 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
             ["Split the request over several claims."],
         ),
         "feature-disabled": (
-            f"{names} uses a DRA feature this cluster's version does not enable: {error}",
+            f"{names} uses a DRA feature this cluster's version does not enable: {error or detail}",
             ["Check the feature gates of kube-apiserver and kube-scheduler."],
         ),
     }
     return texts.get(reason, (f"{names} cannot be allocated: {error or reason}", []))
+
+
+def _only(n: int, word: str) -> str:
+    return f"No {word}" if n == 0 else f"Only {plural(n, word)}"
+
+
+def _are(n: int) -> str:
+    return "is" if n <= 1 else "are"  # "no device is", "1 device is", "2 devices are"
+
+
+def _step_detail(request: allocator.RequestExplanation, step: str | None) -> str:
+    """The detail of the devices that stop at ``step`` (the most common one)."""
+    details = request.tally.details.get(step or "")
+    return details.most_common(1)[0][0] if details else ""
+
+
+def _pools_named(request: allocator.RequestExplanation | None, prefix: str) -> str:
+    if request is None:
+        return ""
+    pools = {
+        pool: detail.removeprefix(f"{prefix}: ")
+        for pool, detail in request.tally.pools.items()
+        if detail.startswith(prefix)
+    }
+    if not pools:
+        return ""
+    return ": " + listing((f"{p} ({detail})" for p, detail in sorted(pools.items())), 3)
 
 
 def _selector_advice(error: str) -> str:
@@ -503,7 +854,19 @@ def _allocated_not_bound(state: ClusterState, pod: Pod) -> Diagnosis:
                     "after the binding timeout (600 s by default).",
                 ],
             )
-    # Allocations that tie the Pod to nodes it cannot use.
+    # Allocations that tie the Pod to nodes it cannot use: only the Node objects tell.
+    restricted = [c for c in claims if c.allocation_node_selector is not None]
+    if restricted and not state.nodes and (missing := _unproven(state, "Node")):
+        return _incomplete(
+            state,
+            "allocated-not-bound",
+            missing,
+            f"Pod {pod.ref}'s claims are allocated to devices on "
+            f"{', '.join(_allocation_text(state, c) for c in restricted)}; whether the Pod can "
+            "run there is unknown",
+            evidence,
+            [_describe(pod)],
+        )
     for claim in claims:
         nodes = state.allocation_nodes(claim)
         if nodes is None:
@@ -658,6 +1021,17 @@ def _device_not_prepared(state: ClusterState, pod: Pod) -> Diagnosis:
             evidence + [_of(claim, "status.devices", f"{result.device_name}: Ready=False")],
             steps + ["Check the driver's logs; the device's conditions say why it is not ready."],
         )
+    if missing := _unproven(state, "Event"):
+        return _incomplete(
+            state,
+            "device-not-prepared",
+            missing,
+            f"Pod {pod.ref} is on {pod.node_name} and its containers have not started; whether "
+            "the kubelet failed to prepare its devices would be in the Pod's events, which are "
+            "unknown",
+            evidence,
+            steps,
+        )
     return Diagnosis(
         "device-not-prepared",
         "waiting",
@@ -811,6 +1185,7 @@ def diagnose_claim(
             for p in pods
         ]
         return min(diagnoses, key=lambda d: d.stage_index)
+    no_pods = _unproven(state, "Pod")
     if not claim.allocated:
         explanation = (
             explain_claims(state, [claim], None, explain_cache) if explain_unused else None
@@ -820,6 +1195,17 @@ def diagnose_claim(
             if explanation is not None and explanation.allocatable
             else ""
         )
+        if no_pods:
+            return _incomplete(
+                state,
+                "claim-unallocated",
+                no_pods,
+                f"ResourceClaim {claim.ref} is not allocated{where}; whether a Pod waits for "
+                "it is unknown",
+                [_of(claim, "status.allocation", "not set")],
+                [f"kubectl get pods -n {claim.namespace}"],
+                explanation,
+            )
         return Diagnosis(
             "claim-unallocated",
             "no-consumer",
@@ -828,6 +1214,21 @@ def diagnose_claim(
             [_of(claim, "status.allocation", "not set")],
             [f"kubectl get pods -n {claim.namespace}", "Create a Pod that references the claim."],
             explanation,
+        )
+    if no_pods:
+        users = ", ".join(c.name for c in claim.consumers)
+        return _incomplete(
+            state,
+            "allocated-not-bound",
+            no_pods,
+            f"ResourceClaim {claim.ref} is allocated"
+            + (f" and reserved for {users}" if users else "")
+            + "; whether a Pod still uses it is unknown",
+            [
+                _of(claim, "status.allocation", _allocation_text(state, claim)),
+                _of(claim, "status.reservedFor", users or "empty"),
+            ],
+            [f"kubectl get pods -n {claim.namespace}", _describe(claim)],
         )
     return Diagnosis(
         "allocated-not-bound",
@@ -863,10 +1264,12 @@ class SnapshotDiagnosis:
         return dict(sorted(counts.items(), key=lambda kv: (STAGES.index(kv[0][0]), kv[0][1])))
 
 
-def diagnose_all(state: ClusterState) -> SnapshotDiagnosis:
+def diagnose_all(
+    state: ClusterState, cache: dict[Any, allocator.Explanation] | None = None
+) -> SnapshotDiagnosis:
     """Every DRA Pod and every claim; Pods and claims that ask the same share one
-    explanation."""
-    cache: dict[Any, allocator.Explanation] = {}
+    explanation (``cache``: explanations made already, see explain_claims)."""
+    cache = {} if cache is None else cache
     with gc_paused():  # tens of thousands of verdicts, nothing cyclic
         pods = {(p.namespace, p.name): diagnose_pod(state, p, cache) for p in state.dra_pods}
         claims = {

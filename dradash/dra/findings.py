@@ -33,6 +33,7 @@ from dradash.dra.fields import dig, mapping, mappings, text, timestamp
 from dradash.dra.kinds import KINDS
 from dradash.dra.matching import snapshot_matcher
 from dradash.dra.objects import (
+    TERMINAL_PHASES,
     AllocationResult,
     Device,
     Job,
@@ -50,7 +51,6 @@ V1 = "resource.k8s.io/v1"
 # Drivers whose devices belong to the Pod, not to a container: DraNet moves network interfaces
 # into the Pod's network namespace, so its claims are never listed in resources.claims.
 POD_LEVEL_DRIVERS = frozenset({"dra.net"})
-TERMINAL_PHASES = ("Succeeded", "Failed")
 # The resourceclaim controller drops the reservation of a Pod that will not run anymore within
 # seconds; one that still holds it this long after the Pod finished was left behind.
 FINISHED_GRACE = timedelta(minutes=5)

@@ -28,8 +28,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from dradash.dra.allocator import quantity_of
-from dradash.dra.capacity import blocking_taints, pool_problem, server_minor
+from dradash.dra.allocator import (
+    Features,
+    blocking_taints,
+    kubernetes_minor,
+    quantity_of,
+    skipped_pool,
+)
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.fields import mapping, mappings, text
 from dradash.dra.matching import snapshot_matcher
@@ -97,7 +102,7 @@ class CounterSet:
 @dataclass
 class PoolInfo:
     pool: Pool
-    problem: str  # "" · "incomplete" · "invalid" (see pool_problem)
+    problem: str  # "" · "incomplete" · "invalid" (see allocator.skipped_pool)
     tally: Tally
     stale: list[tuple[str, int, int]]  # (slice name, generation, devices) of older generations
     duplicates: list[str]  # device names published more than once, sorted
@@ -145,8 +150,8 @@ def inventory(state: ClusterState) -> Inventory:
 
 
 def _inventory(state: ClusterState) -> Inventory:
-    minor = server_minor(state)
-    problems = {key: pool_problem(pool, minor) for key, pool in state.pools.items()}
+    features = Features.for_version(state.meta.server_version)
+    problems = {key: skipped_pool(pool, features) for key, pool in state.pools.items()}
     statuses: dict[int, str] = {}
     tainted: set[int] = set()
     counted: Counter[tuple[str, str, str, str, bool]] = Counter()
@@ -195,7 +200,7 @@ def _inventory(state: ClusterState) -> Inventory:
         by_driver=dict(sorted(by_driver.items())),
         pools=pools,
         total=total,
-        minor=minor,
+        minor=kubernetes_minor(state.meta.server_version),
     )
 
 

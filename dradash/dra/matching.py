@@ -9,9 +9,13 @@ at once, for the findings, capacity and inventory.
 from __future__ import annotations
 
 import re
+import zlib
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from dradash.dra.cel import (
     CelCompileError,
@@ -24,8 +28,8 @@ from dradash.dra.cel import (
     compile_selector,
     evaluate_devices,
 )
-from dradash.dra.cel.compiler import Context
-from dradash.dra.cel.device import conversion_error, projection
+from dradash.dra.cel.compiler import KEYS, Context
+from dradash.dra.cel.device import ABSENT, conversion_error, freeze, projection
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device, DeviceRequestSpec
 from dradash.dra.state import ClusterState
@@ -81,6 +85,7 @@ class ErrorHint:
     domain: str = ""
 
 
+HINT_ROWS = 50  # devices of an error group looked at for a hint (their maps are built lazily)
 NO_SUCH_KEY = re.compile(r"no such key: (?P<key>[^\s,;)]+)")
 
 
@@ -133,8 +138,10 @@ class Evaluation:
         if self.program is None or not row.verdict.failed_clauses:
             return [Clause(c) for c in row.verdict.failed_clauses]
         failing = set(row.verdict.failed_clauses)
+        source = row.device
         try:
-            device = cel_device(device_input(row.device))
+            # A device of a DeviceIndex serves as its own CEL input; a snapshot's is converted.
+            device = cel_device(device_input(source) if isinstance(source, Device) else source)
         except CelEvalError:
             return [Clause(c) for c in row.verdict.failed_clauses]
         out = []
@@ -158,7 +165,7 @@ def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> Err
         return None
     key = match["key"].strip("'\"")
     domains = []
-    for row in rows:
+    for row in rows[:HINT_ROWS]:
         device = row.device
         for name in device.capacity:
             domain, _, ident = name.rpartition("/")
@@ -179,22 +186,231 @@ def device_input(device: Device) -> DeviceInput:
     )
 
 
-DeviceTable = tuple[list[Device], list[DeviceInput], list[str | None]]
+class IndexedDevice:
+    """A device of a DeviceIndex: what selectors read of it (the fields of a DeviceInput, so
+    it serves as one), and where it is. Its attribute and capacity maps are made from the
+    index's columns the first time something asks (an evaluation reads the columns instead)."""
+
+    __slots__ = (
+        "driver",
+        "pool_name",
+        "name",
+        "node_name",
+        "allow_multiple_allocations",
+        "_index",
+        "_row",
+        "_attributes",
+        "_capacity",
+    )
+
+    def __init__(
+        self,
+        index: DeviceIndex,
+        row: int,
+        driver: str,
+        pool_name: str,
+        name: str,
+        node_name: str,
+        allow_multiple_allocations: bool,
+    ) -> None:
+        self.driver = driver
+        self.pool_name = pool_name
+        self.name = name
+        self.node_name = node_name
+        self.allow_multiple_allocations = allow_multiple_allocations
+        self._index = index
+        self._row = row
+        self._attributes: dict[str, Any] | None = None
+        self._capacity: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool_name, self.name)
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._attributes is None:
+            self._attributes = self._index.published("attributes", self._row)
+        return self._attributes
+
+    @property
+    def capacity(self) -> dict[str, Any]:
+        if self._capacity is None:
+            self._capacity = self._index.published("capacity", self._row)
+        return self._capacity
 
 
-def device_table(state: ClusterState) -> DeviceTable:
+@dataclass(slots=True)
+class IndexedClass:
+    name: str
+    selectors: list[str | None]
+
+
+class _Columns(dict[tuple[str, ...], list[Any]]):
+    """The evaluator's cache of what each device has at a path (cel.device.projections), filled
+    from the index: a path of one attribute or capacity is read from its column (no device's
+    maps are made); a path nobody publishes is absent on every device."""
+
+    def __init__(self, index: DeviceIndex) -> None:
+        super().__init__()
+        self._index = index
+
+    def get(self, path: tuple[str, ...], default: Any = None) -> Any:  # type: ignore[override]
+        found = super().get(path)
+        if (
+            found is None
+            and len(path) == 3
+            and path[0] in ("attributes", "capacity")
+            and KEYS not in path
+        ):
+            found = self[path] = self._index.column(path[0], path[1], path[2])
+        return found if found is not None else default
+
+
+class DeviceIndex:
+    """What selectors need of a snapshot — the devices of current pools, as the allocator sees
+    them, and the DeviceClasses — compact enough to keep with the snapshot's stored analysis and
+    to load in a fraction of the time its ResourceSlices take (the playground evaluates over
+    it). ``matching.evaluate`` takes it where it takes a ClusterState.
+
+    It is kept by columns: for each attribute and capacity name as published, its distinct
+    values and each device's (-1: the device does not have it), so that loading it makes no map
+    per device and an evaluation reads only the columns its expression reads.
+    """
+
+    VERSION = 2
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self._payload = payload
+        drivers, pools, nodes = payload["drivers"], payload["pools"], payload["nodes"]
+        self.devices = [
+            IndexedDevice(self, i, drivers[d], pools[p], name, nodes[n], bool(multiple))
+            for i, (d, p, name, n, multiple) in enumerate(payload["devices"])
+        ]
+        self.errors: list[str | None] = payload["errors"]
+        self.classes = {
+            name: IndexedClass(name, selectors) for name, selectors in payload["classes"].items()
+        }
+        self._derived: dict[str, Any] = {"cel-device-columns": _Columns(self)}
+
+    @classmethod
+    def of(cls, state: ClusterState) -> DeviceIndex:
+        devices, inputs, errors = device_table(state)
+        tables: dict[str, list[Any]] = {"drivers": [], "pools": [], "nodes": []}
+        ids: dict[str, dict[str, int]] = {key: {} for key in tables}
+
+        def code(table: str, value: str) -> int:
+            found = ids[table].get(value)
+            if found is None:
+                found = ids[table][value] = len(tables[table])
+                tables[table].append(value)
+            return found
+
+        published: dict[str, dict[str, tuple[dict[str, int], list[Any], list[int]]]] = {
+            "attributes": {},
+            "capacity": {},
+        }
+        for i, device in enumerate(inputs):
+            for field_name in ("attributes", "capacity"):
+                for name, value in getattr(device, field_name).items():
+                    key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+                    column = published[field_name].get(name)
+                    if column is None:
+                        column = published[field_name][name] = ({}, [], [-1] * len(inputs))
+                    known, values, codes = column
+                    if key not in known:
+                        known[key] = len(values)
+                        values.append(value)
+                    codes[i] = known[key]
+        payload = {
+            "version": cls.VERSION,
+            **tables,
+            "devices": [
+                [
+                    code("drivers", d.driver),
+                    code("pools", d.pool_name),
+                    d.name,
+                    code("nodes", d.node_name),
+                    int(i.allow_multiple_allocations),
+                ]
+                for d, i in zip(devices, inputs, strict=True)
+            ],
+            "errors": list(errors),
+            "attributes": {
+                name: [values, codes]
+                for name, (_, values, codes) in published["attributes"].items()
+            },
+            "capacity": {
+                name: [values, codes] for name, (_, values, codes) in published["capacity"].items()
+            },
+            "classes": {name: list(c.selectors) for name, c in sorted(state.classes.items())},
+        }
+        return cls(payload)
+
+    def to_bytes(self) -> bytes:
+        return zlib.compress(orjson.dumps(self._payload), 6)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, freeze: bool = False) -> DeviceIndex:
+        """The index again; ``freeze`` for one that will be kept (see gc.gc_paused)."""
+        with gc_paused(freeze=freeze):
+            payload = orjson.loads(zlib.decompress(data))
+            if payload.get("version") != cls.VERSION:
+                raise ValueError(f"device index version {payload.get('version')}")
+            return cls(payload)
+
+    def published(self, field_name: str, row: int) -> dict[str, Any]:
+        """One device's attributes or capacity as published."""
+        out = {}
+        for name, (values, codes) in self._payload[field_name].items():
+            if (c := codes[row]) >= 0:
+                out[name] = values[c]
+        return out
+
+    def column(self, field_name: str, domain: str, ident: str) -> list[Any]:
+        """What each device has at ``device.<field>[domain][ident]`` as the evaluator's
+        projection sees it (cel.device: the qualified name, else the bare one in the device's
+        driver's domain; ABSENT when neither)."""
+        columns = self._payload[field_name]
+        qualified = columns.get(f"{domain}/{ident}")
+        bare = columns.get(ident)
+        frozen_q = [freeze(v) for v in qualified[0]] if qualified else []
+        frozen_b = [freeze(v) for v in bare[0]] if bare else []
+        out: list[Any] = []
+        for i, device in enumerate(self.devices):
+            if qualified and (c := qualified[1][i]) >= 0:
+                out.append(frozen_q[c])
+            elif bare and device.driver == domain and (c := bare[1][i]) >= 0:
+                out.append(frozen_b[c])
+            else:
+                out.append(ABSENT)
+        return out
+
+    def derived(self, key: str, compute: Callable[[DeviceIndex], Any]) -> Any:
+        """compute(self), once, as ClusterState.derived."""
+        if key not in self._derived:
+            self._derived[key] = compute(self)
+        return self._derived[key]
+
+
+DeviceTable = tuple[list[Any], list[DeviceInput], list[str | None]]
+
+
+def device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
     """The devices of current pools, their CEL inputs and conversion errors (built once)."""
-    return state.derived("cel-device-table", _build_device_table)
+    return state.derived("cel-device-table", _build_device_table)  # type: ignore[arg-type]
 
 
-def _build_device_table(state: ClusterState) -> DeviceTable:
+def _build_device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
+    if isinstance(state, DeviceIndex):  # an IndexedDevice has every field of a DeviceInput
+        return state.devices, state.devices, state.errors  # type: ignore[return-value]
     devices = sorted(state.devices.values(), key=lambda d: d.key)
     inputs = [device_input(d) for d in devices]
     return devices, inputs, [conversion_error(i) for i in inputs]
 
 
 def evaluate(
-    state: ClusterState,
+    state: ClusterState | DeviceIndex,
     expression: str,
     *,
     device_class: str | None = None,

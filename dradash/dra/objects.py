@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 from dradash.dra.fields import dig, items, mapping, mappings, number, strings, text
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+# Pod phases after which a Pod never runs again (its containers will not be restarted).
+TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 class Resource:
@@ -211,6 +213,11 @@ class Pod(Resource):
     @property
     def phase(self) -> str:
         return text(self.status.get("phase")) or "Unknown"
+
+    @property
+    def finished(self) -> bool:
+        """Succeeded or Failed: the Pod never runs again."""
+        return self.phase in TERMINAL_PHASES
 
     @property
     def node_name(self) -> str:

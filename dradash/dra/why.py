@@ -249,25 +249,24 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
     if error and error not in summary:
         out.append(f"  {s('error', 'red')}: {error}")
     for r in x.get("requests") or []:
-        out.append(f"  request {r['name']}")
+        need = r.get("need")
+        needs = f", needs {need} device{'' if need == 1 else 's'}" if need is not None else ""
+        out.append(f"  request {r['name']}{needs}")
+        short = r.get("short_step", r.get("empty_step"))
         counts = r.get("funnel") or []
         width = max((len(str(f["remaining"])) for f in counts), default=1)
         for f in counts:
             n = str(f["remaining"]).rjust(width)
             label = funnel_count_label(f["step"], f["remaining"])
-            if f["step"] == r.get("empty_step"):
+            if f["step"] == short:
                 out.append("    " + s(f"{n}  {label}  ← too few here", "bold", "red"))
             elif f["remaining"] == 0:
                 out.append("    " + s(f"{n}  {label}", "dim"))
             else:
                 out.append(f"    {n}  {label}")
         if r.get("node"):
-            out.append(
-                s(
-                    f"    (from “on a node the Pod may use” on: node {r['node']}, the furthest)",
-                    "dim",
-                )
-            )
+            note = f"    (“enough on one node” counts node {r['node']}, the node that got furthest)"
+            out.append(s(note, "dim"))
         failed = r.get("failed") or []
         if failed:
             total = r.get("failed_total", len(failed))

@@ -5,6 +5,8 @@ from django.urls import path
 from dradash.explorer import apis
 
 urlpatterns = [
+    path("snapshots/<int:snapshot_id>/pods", apis.PodListApi.as_view(), name="api-pods"),
+    path("snapshots/<int:snapshot_id>/claims", apis.ClaimListApi.as_view(), name="api-claims"),
     path(
         "snapshots/<int:snapshot_id>/pods/<str:namespace>/<str:name>/diagnosis",
         apis.PodDiagnosisApi.as_view(),
@@ -27,7 +29,5 @@ urlpatterns = [
     ),
     path("snapshots/<int:snapshot_id>/devices", apis.DeviceListApi.as_view(), name="api-devices"),
     path("snapshots/<int:snapshot_id>/pools", apis.PoolListApi.as_view(), name="api-pools"),
-    path("snapshots/<int:snapshot_id>/pods", apis.PodListApi.as_view(), name="api-pods"),
-    path("snapshots/<int:snapshot_id>/claims", apis.ClaimListApi.as_view(), name="api-claims"),
     path("snapshots/<int:snapshot_id>/search", apis.SnapshotSearchApi.as_view(), name="api-search"),
 ]

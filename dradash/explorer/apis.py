@@ -7,19 +7,19 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.analysis.apis import AnalysedApi
 from dradash.analysis.filters import (
-    CLAIM_STATES,
     DEVICE_STATES,
-    STAGE_CHOICES,
     ClaimFilter,
     DeviceFilter,
     PodFilter,
+    openapi_parameters,
 )
-from dradash.analysis.models import ClaimVerdict, PodVerdict
+from dradash.analysis.models import ClaimVerdict
 from dradash.analysis.selectors import (
     Detail,
     claim_detail,
@@ -141,6 +141,135 @@ class ClaimExplainApi(AnalysedApi):
                 f"No ResourceClaim {namespace}/{name} in snapshot {snapshot_id}"
             ) from None
         return Response(found)
+
+
+class _ListPage(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = 1000
+
+
+def _page_of(name: str, row: type[serializers.Serializer]) -> Any:
+    """A page of rows as LimitOffsetPagination answers: count, next, previous, results."""
+    return inline_serializer(
+        f"{name}Page",
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": row(many=True),
+        },
+    )
+
+
+LIMIT_OFFSET = [
+    OpenApiParameter("limit", int, description="rows per page (default 100, at most 1000)"),
+    OpenApiParameter("offset", int, description="rows to skip"),
+]
+
+
+VERDICT_FIELDS = {
+    "namespace": serializers.CharField(),
+    "name": serializers.CharField(),
+    "stage": serializers.CharField(),
+    "reason": serializers.CharField(),
+    "severity": serializers.ChoiceField(choices=["ok", "warning", "error"]),
+    "summary": serializers.CharField(),
+}
+
+
+# One class per row (the lists' pages and the search answer hold them): drf-spectacular names a
+# component once.
+PodRowSerializer = type(
+    inline_serializer(
+        "PodVerdict",
+        {
+            **VERDICT_FIELDS,
+            "phase": serializers.CharField(),
+            "node": serializers.CharField(),
+            "owner": serializers.CharField(),
+            "claims": serializers.ListField(child=serializers.CharField()),
+        },
+    )
+)
+ClaimRowSerializer = type(
+    inline_serializer(
+        "ClaimVerdict",
+        {
+            **VERDICT_FIELDS,
+            "state": serializers.CharField(),
+            "template": serializers.CharField(),
+            "devices": serializers.IntegerField(),
+            "pods": serializers.ListField(child=serializers.CharField()),
+            "classes": serializers.ListField(child=serializers.CharField()),
+            "drivers": serializers.ListField(child=serializers.CharField()),
+            "nodes": serializers.ListField(child=serializers.CharField()),
+        },
+    )
+)
+
+
+class _VerdictListApi(AnalysedApi):
+    """A list of Pods or claims, filtered and sorted by the FilterSet its page uses."""
+
+    filterset_class: type[Any]
+    rows: Any  # (snapshot) -> QuerySet
+    fields: tuple[str, ...]
+
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        filterset = self.filterset_class(request.query_params, type(self).rows(snapshot))
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        paginator = _ListPage()
+        page = paginator.paginate_queryset(filterset.qs, request, view=self) or []
+        return paginator.get_paginated_response([self.row(v) for v in page])
+
+    def row(self, verdict: Any) -> dict[str, Any]:
+        out = {name: getattr(verdict, name) for name in (*VERDICT_FIELDS, *self.fields)}
+        return out
+
+
+class PodListApi(_VerdictListApi):
+    filterset_class = PodFilter
+    rows = staticmethod(pod_verdicts)
+    fields = ("phase", "node", "owner", "claims")
+
+    @extend_schema(
+        summary="Pods that use DRA, worst first",
+        description="The Pods list of the snapshot, a page at a time: each Pod's stage, reason "
+        "and summary, phase, node, owner and claims; filtered and sorted as on the Pods page "
+        "(q: part of the name or namespace/name; sort: a column, - first for descending; "
+        "without it, worst stage first).",
+        parameters=[*openapi_parameters(PodFilter), *LIMIT_OFFSET],
+        responses=_page_of("PodVerdict", PodRowSerializer),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        return super().get(request, snapshot_id)
+
+
+class ClaimListApi(_VerdictListApi):
+    filterset_class = ClaimFilter
+    rows = staticmethod(claim_verdicts)
+    fields = ("state", "template", "devices", "pods")
+
+    def row(self, verdict: Any) -> dict[str, Any]:
+        return {
+            **super().row(verdict),
+            "classes": verdict.class_list,
+            "drivers": verdict.driver_list,
+            "nodes": verdict.node_list,
+        }
+
+    @extend_schema(
+        summary="ResourceClaims, worst first",
+        description="The claims list of the snapshot, a page at a time: each claim's stage, "
+        "reason and summary, state, template, classes, drivers, nodes, devices and the Pods "
+        "using it; filtered and sorted as on the claims page.",
+        parameters=[*openapi_parameters(ClaimFilter), *LIMIT_OFFSET],
+        responses=_page_of("ClaimVerdict", ClaimRowSerializer),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        return super().get(request, snapshot_id)
 
 
 class FindingListApi(AnalysedApi):
@@ -267,144 +396,6 @@ class PoolListApi(AnalysedApi):
         return Response(list(pool_rows(snapshot).values_list("data", flat=True)))
 
 
-# --- the Pods and claims lists, and the search -----------------------------------------------
-
-LIST_LIMIT = 1000  # rows per request at most; ?offset= pages on
-
-
-def pod_row(v: PodVerdict) -> dict[str, Any]:
-    return {
-        "namespace": v.namespace,
-        "name": v.name,
-        "stage": v.stage or None,
-        "reason": v.reason or None,
-        "summary": v.summary,
-        "phase": v.phase,
-        "node": v.node or None,
-        "owner": v.owner or None,
-        "claims": v.claims,
-    }
-
-
-def claim_row(v: ClaimVerdict) -> dict[str, Any]:
-    return {
-        "namespace": v.namespace,
-        "name": v.name,
-        "stage": v.stage,
-        "reason": v.reason,
-        "summary": v.summary,
-        "state": v.state,
-        "template": v.template or None,
-        "classes": v.class_list,
-        "drivers": v.driver_list,
-        "nodes": v.node_list,
-        "devices": v.devices,
-        "pods": v.pods,
-    }
-
-
-ROW_COMMON = {
-    "namespace": serializers.CharField(),
-    "name": serializers.CharField(),
-    "stage": serializers.CharField(allow_null=True),
-    "reason": serializers.CharField(allow_null=True),
-    "summary": serializers.CharField(),
-}
-POD_ROW = {
-    **ROW_COMMON,
-    "phase": serializers.CharField(),
-    "node": serializers.CharField(allow_null=True),
-    "owner": serializers.CharField(allow_null=True),
-    "claims": serializers.ListField(child=serializers.CharField()),
-}
-CLAIM_ROW = {
-    **ROW_COMMON,
-    "state": serializers.ChoiceField(choices=[value for value, _ in CLAIM_STATES]),
-    "template": serializers.CharField(allow_null=True),
-    "classes": serializers.ListField(child=serializers.CharField()),
-    "drivers": serializers.ListField(child=serializers.CharField()),
-    "nodes": serializers.ListField(child=serializers.CharField()),
-    "devices": serializers.IntegerField(),
-    "pods": serializers.ListField(child=serializers.CharField()),
-}
-
-
-# One class each (the search's answer holds them too): drf-spectacular names a component once.
-PodRowSerializer = type(inline_serializer("PodRow", POD_ROW))
-ClaimRowSerializer = type(inline_serializer("ClaimRow", CLAIM_ROW))
-
-
-class PageSerializer(serializers.Serializer):
-    limit = serializers.IntegerField(
-        required=False, min_value=1, max_value=LIST_LIMIT, default=LIST_LIMIT
-    )
-    offset = serializers.IntegerField(required=False, min_value=0, default=0)
-
-
-LIST_PARAMETERS = [
-    OpenApiParameter("q", str, description="part of the name, or namespace/name"),
-    OpenApiParameter("namespace", str),
-    OpenApiParameter("stage", str, enum=[value for value, _ in STAGE_CHOICES]),
-    OpenApiParameter("reason", str),
-    OpenApiParameter("node", str),
-    OpenApiParameter(
-        "sort",
-        str,
-        description="a column, - first for descending (the page's column headers sort the "
-        "same way); without it, worst stage first",
-    ),
-    OpenApiParameter("limit", int, description=f"rows, at most {LIST_LIMIT}"),
-    OpenApiParameter("offset", int, description="rows to skip"),
-]
-
-
-def _page(request: Request, filterset: Any) -> list[Any]:
-    if not filterset.is_valid():
-        raise serializers.ValidationError(filterset.errors)
-    page = PageSerializer(data=request.query_params)
-    page.is_valid(raise_exception=True)
-    start = page.validated_data["offset"]
-    return list(filterset.qs[start : start + page.validated_data["limit"]])
-
-
-class PodListApi(AnalysedApi):
-    @extend_schema(
-        summary="Pods that use DRA, worst first",
-        description="The Pods list of the snapshot: each Pod's stage, reason and summary, "
-        "phase, node, owner and claims; filtered and sorted as on the Pods page (worst stage "
-        "first unless ?sort= says otherwise).",
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("phase", str),
-        ],
-        responses=PodRowSerializer(many=True),
-    )
-    def get(self, request: Request, snapshot_id: int) -> Response:
-        snapshot, _ = self.analysed(snapshot_id)
-        rows = _page(request, PodFilter(request.query_params, pod_verdicts(snapshot)))
-        return Response([pod_row(v) for v in rows])
-
-
-class ClaimListApi(AnalysedApi):
-    @extend_schema(
-        summary="ResourceClaims, worst first",
-        description="The claims list of the snapshot: each claim's stage, reason and summary, "
-        "state, classes, drivers, nodes, devices and the Pods using it; filtered and sorted "
-        "as on the claims page.",
-        parameters=[
-            *LIST_PARAMETERS,
-            OpenApiParameter("state", str, enum=[value for value, _ in CLAIM_STATES]),
-            OpenApiParameter("device_class", str),
-            OpenApiParameter("driver", str),
-        ],
-        responses=ClaimRowSerializer(many=True),
-    )
-    def get(self, request: Request, snapshot_id: int) -> Response:
-        snapshot, _ = self.analysed(snapshot_id)
-        rows = _page(request, ClaimFilter(request.query_params, claim_verdicts(snapshot)))
-        return Response([claim_row(v) for v in rows])
-
-
 SearchSerializer = inline_serializer(
     "SearchResult",
     {
@@ -456,8 +447,8 @@ class SnapshotSearchApi(AnalysedApi):
         return Response(
             {
                 "query": found.query,
-                "pods": [pod_row(v) for v in found.pods],
-                "claims": [claim_row(v) for v in found.claims],
+                "pods": [PodListApi().row(v) for v in found.pods],
+                "claims": [ClaimListApi().row(v) for v in found.claims],
                 "nodes": found.nodes,
                 "totals": {
                     "pods": found.pod_total,

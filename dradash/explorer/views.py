@@ -29,7 +29,6 @@ from dradash.analysis.selectors import (
 from dradash.analysis.selectors import (
     claim_verdicts,
     class_claims,
-    class_object,
     device_entries,
     device_rows,
     pod_verdicts,
@@ -46,6 +45,7 @@ from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.snapshots.models import Snapshot
 
 PAGE_SIZE = 100
+DEVICES_PAGE_SIZE = 50  # a device row shows much more than a Pod's or a claim's
 POOLS_SHOWN = 50  # on the devices page, those that need attention first; the API lists all
 CLASS_CLAIMS_SHOWN = 50  # the claims list, filtered by class, has them all
 
@@ -84,6 +84,7 @@ def _raw(filterset: django_filters.FilterSet) -> dict[str, str]:
 def claim_list(
     request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
 ) -> HttpResponse:
+    analysis.load("summary", "options")
     return _filtered_list(
         request,
         snapshot,
@@ -102,6 +103,7 @@ def claim_list(
 def pod_list(
     request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
 ) -> HttpResponse:
+    analysis.load("summary", "options")
     return _filtered_list(
         request,
         snapshot,
@@ -178,7 +180,6 @@ def class_detail(
         {
             "snapshot": snapshot,
             "info": info,
-            "spec": (class_object(snapshot, name) or {}).get("spec") or {},
             "claims": class_claims(snapshot, name, CLASS_CLAIMS_SHOWN),
         },
     )
@@ -195,7 +196,9 @@ def device_list(
     filterset = DeviceFilter(request.GET, device_rows(snapshot))
     if not filterset.is_valid():
         return HttpResponseBadRequest("Invalid filter: " + filterset.errors.as_text())
-    page = Paginator(filterset.qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    full = not (request.htmx and not request.htmx.boosted)
+    analysis.load("summary", *(("options", "inventory") if full else ()))
+    page = Paginator(filterset.qs, DEVICES_PAGE_SIZE).get_page(request.GET.get("page"))
     context: dict[str, Any] = {
         "snapshot": snapshot,
         "filters": _raw(filterset),
@@ -203,7 +206,7 @@ def device_list(
         "entries": device_entries(snapshot, list(page.object_list)),
         "total": analysis.summary.get("devices", 0),
     }
-    if not (request.htmx and not request.htmx.boosted):
+    if full:
         pools = pool_rows(snapshot)
         context |= {
             "options": analysis.options.get("devices", {}),

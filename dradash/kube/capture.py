@@ -13,6 +13,10 @@ env values and ``last-applied-configuration`` annotations replaced by ``<redacte
 ``on_objects``, if given, receives the objects page by page as they are kept (a page may come
 again when its list restarts), so that they can be stored while later lists are still read.
 
+An object whose JSON is larger than ``max_object_bytes`` is not kept: its kind's status is
+``error``, with a message naming the object and its size, and the snapshot is partial (no
+object the API server accepted comes near the default limit; a bloated annotation could).
+
 Per-kind problems do not fail the capture; they are reported in ``kind_status`` with the words of
 dradash.dra.bundle: ``forbidden`` (403) and ``not-found`` (a kind dradash needs that the server
 does not serve) make a snapshot partial; ``not-served`` is for optional kinds (DeviceTaintRule),
@@ -23,10 +27,13 @@ continue tokens that keep expiring) raises CaptureError: the capture failed.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, RESOURCE_GROUP, RESOURCE_VERSIONS, Kind, ObjectKey, object_key
@@ -51,6 +58,9 @@ CAPTURE_ORDER = (
 )
 assert set(CAPTURE_ORDER) == set(KINDS), "every kind dradash reads is captured"
 MAX_LIST_RESTARTS = 3  # a list whose continue token expires is restarted this many times
+# The API server refuses request bodies over 3 MiB and etcd stores at most 1.5 MiB per object,
+# so no real object's JSON comes near this (settings: DRADASH_CAPTURE_MAX_OBJECT_BYTES).
+DEFAULT_MAX_OBJECT_BYTES = 4 * 1024 * 1024
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 
 
@@ -154,6 +164,7 @@ def capture(
     page_size: int = 500,
     now: datetime | None = None,
     on_objects: ObjectsCallback | None = None,
+    max_object_bytes: int = DEFAULT_MAX_OBJECT_BYTES,
 ) -> CaptureResult:
     """Read the DRA-related state of the cluster. Raises CaptureError (a KubeError)."""
     captured_at = now or datetime.now(UTC)
@@ -162,7 +173,9 @@ def capture(
         # Everything read stays alive until stored: millions of dicts the cyclic collector
         # would otherwise scan again and again (it tripled the time spent parsing).
         with gc_paused():
-            return _capture(kube, page_size, captured_at, first_request, on_objects)
+            return _capture(
+                kube, page_size, captured_at, first_request, on_objects, max_object_bytes
+            )
     except CaptureError:
         raise
     except KubeError as e:
@@ -175,6 +188,7 @@ def _capture(
     captured_at: datetime,
     first: int,
     on_objects: ObjectsCallback | None,
+    max_object_bytes: int,
 ) -> CaptureResult:
     found = discover(kube)
     objects: dict[ObjectKey, dict[str, Any]] = {}
@@ -185,8 +199,18 @@ def _capture(
             kind_status[name] = dict(found.missing[name])
             return []
         kind = KINDS[name]
+        refused: list[str] = []
         try:
-            listed = _list_all(kube, kind, found.served[name], page_size, keep, on_objects)
+            listed = _list_all(
+                kube,
+                kind,
+                found.served[name],
+                page_size,
+                keep,
+                on_objects,
+                max_object_bytes=max_object_bytes,
+                refused=refused,
+            )
         except KubeError as e:
             if e.status == 403:
                 kind_status[name] = {"status": "forbidden", "message": e.message}
@@ -196,7 +220,13 @@ def _capture(
                 kind_status[name] = {"status": status, "message": e.message}
                 return []
             raise
-        kind_status[name] = {"status": "ok" if listed else "absent", "message": ""}
+        if refused:
+            kind_status[name] = {
+                "status": "error",
+                "message": _refused_message(refused, max_object_bytes),
+            }
+        else:
+            kind_status[name] = {"status": "ok" if listed else "absent", "message": ""}
         objects.update(listed)
         return list(listed.values())
 
@@ -296,16 +326,22 @@ def _list_all(
     page_size: int,
     keep: Callable[[dict[str, Any]], bool] | None,
     on_objects: ObjectsCallback | None = None,
+    *,
+    max_object_bytes: int = DEFAULT_MAX_OBJECT_BYTES,
+    refused: list[str] | None = None,
 ) -> dict[ObjectKey, dict[str, Any]]:
     """Every object of a kind (that ``keep`` accepts), page by page, redacted.
 
     A 410 Expired on a continue token restarts the list from scratch, MAX_LIST_RESTARTS times.
     Pages are dropped as soon as their objects are sorted out, and their kept objects handed to
-    ``on_objects``. Raises KubeError.
+    ``on_objects``. Objects whose JSON exceeds ``max_object_bytes`` are left out and described
+    in ``refused``. Raises KubeError.
     """
     path = f"{_base(api_version)}/{kind.plural}"
     for _attempt in range(MAX_LIST_RESTARTS + 1):
         listed: dict[ObjectKey, dict[str, Any]] = {}
+        if refused is not None:
+            refused.clear()
         token = ""
         try:
             while True:
@@ -320,7 +356,13 @@ def _list_all(
                         continue
                     obj = {"apiVersion": served_as, "kind": kind.name, **item}
                     if keep is None or keep(obj):
-                        kept[object_key(kind, obj)] = redact(obj)
+                        obj = redact(obj)
+                        size = _json_size(obj)
+                        if size > max_object_bytes:
+                            if refused is not None:
+                                refused.append(_describe_refused(kind, obj, size))
+                            continue
+                        kept[object_key(kind, obj)] = obj
                 del items
                 listed.update(kept)
                 if on_objects is not None and kept:
@@ -336,6 +378,33 @@ def _list_all(
         "Expired",
         f"the list of {kind.plural} kept expiring ({MAX_LIST_RESTARTS + 1} tries): the "
         "cluster changes faster than it can be paged through; try again or with a larger page",
+    )
+
+
+def _json_size(obj: dict[str, Any]) -> int:
+    try:
+        return len(orjson.dumps(obj))
+    except (orjson.JSONEncodeError, TypeError):  # e.g. integers beyond 64 bits
+        return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def _describe_refused(kind: Kind, obj: dict[str, Any], size: int) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = str(meta.get("name") or "(unnamed)")
+    where = f"{meta['namespace']}/{name}" if meta.get("namespace") else name
+    return f"{kind.name} {where} ({_mib(size)})"
+
+
+def _refused_message(refused: list[str], limit: int, *, shown: int = 5) -> str:
+    more = len(refused) - shown
+    listed = ", ".join(refused[:shown]) + (f" and {more} more" if more > 0 else "")
+    return (
+        f"not stored, larger than the limit of {_mib(limit)} per object "
+        f"(DRADASH_CAPTURE_MAX_OBJECT_BYTES): {listed}"
     )
 
 

@@ -2,14 +2,18 @@
 
 Everything comes back as plain dicts parsed from the JSON the server sent, never as client model
 objects (those drop fields they do not know). Every request has a timeout; 429, 500, 502, 503,
-504, connection errors and timeouts are retried with exponential backoff and jitter (honouring a
-capped Retry-After); anything else that is not 2xx raises KubeError at once.
+504, connection errors, timeouts and answers cut off half-way (IncompleteRead) are retried with
+exponential backoff and jitter (honouring a capped Retry-After); anything else that is not 2xx
+raises KubeError at once. An answer is read up to MAX_RESPONSE_BYTES; an HTML page where JSON
+was expected (a proxy's or a login page) is named as such.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,6 +24,10 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config import ConfigException, incluster_config, kube_config
 
 DEFAULT_TIMEOUT = 30.0
+# One answer (a list page) is refused beyond this: a server sending without end must not exhaust
+# the worker's memory. Pages of DRADASH_CAPTURE_PAGE_SIZE objects stay far below it.
+MAX_RESPONSE_BYTES = 1 << 30
+READ_CHUNK = 1 << 20
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 HTTP_REASONS = {
     400: "BadRequest",
@@ -42,8 +50,8 @@ class KubeError(Exception):
     """A request to the API server failed. ``status`` is the HTTP status, 0 when none came back.
 
     ``reason`` is the Status reason (Forbidden, NotFound, Expired, Unauthorized …) or one of
-    ConfigError, ConnectionError, Timeout, TLSError, InvalidResponse; ``str()`` is the message,
-    worded for a person.
+    ConfigError, ConnectionError, Timeout, TLSError, IncompleteRead, TooLarge, InvalidResponse;
+    ``str()`` is the message, worded for a person.
     """
 
     def __init__(self, status: int, reason: str, message: str) -> None:
@@ -180,7 +188,9 @@ class Kube:
                 _preload_content=False,
                 _request_timeout=self.timeout,
             )
-            data = response.data
+            data = self._read(response, method, path)
+        except (_Transient, KubeError):
+            raise
         except ApiException as e:
             raise self._http_error(e, method, path) from None
         except urllib3.exceptions.SSLError as e:
@@ -198,6 +208,8 @@ class Kube:
                 )
             ) from e
         except (urllib3.exceptions.HTTPError, OSError) as e:
+            if (incomplete := _incomplete_read(e)) is not None:
+                raise _Transient(self._cut_off(incomplete, method, path)) from e
             raise _Transient(
                 KubeError(0, "ConnectionError", f"cannot reach {server}: {_connection_reason(e)}")
             ) from e
@@ -207,6 +219,16 @@ class Kube:
         try:
             parsed = json.loads(data)
         except ValueError as e:
+            content_type = str(response.headers.get("Content-Type") or "")
+            if _is_html(content_type, data):
+                raise KubeError(
+                    response.status,
+                    "InvalidResponse",
+                    f"{server} answered {method} {path} with an HTML page{_html_title(data)} "
+                    f"(HTTP {response.status}, {content_type or 'no Content-Type'}), not JSON: "
+                    "the address is not a Kubernetes API server, or a proxy or login page "
+                    "answered in its place",
+                ) from None
             raise KubeError(
                 response.status,
                 "InvalidResponse",
@@ -220,6 +242,42 @@ class Kube:
             )
         return parsed
 
+    def _read(self, response: Any, method: str, path: str) -> bytes:
+        """The whole body, at most MAX_RESPONSE_BYTES. Raises KubeError (TooLarge)."""
+        chunks, total = [], 0
+        while chunk := response.read(READ_CHUNK):
+            total += len(chunk)
+            if total > MAX_RESPONSE_BYTES:
+                response.close()  # the rest is never read: the connection cannot be reused
+                raise KubeError(
+                    response.status,
+                    "TooLarge",
+                    f"{self.server} answered {method} {path} with more than "
+                    f"{MAX_RESPONSE_BYTES >> 20} MiB; refused (lower DRADASH_CAPTURE_PAGE_SIZE "
+                    "if the cluster's objects are that large)",
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _cut_off(self, incomplete: Any, method: str, path: str) -> KubeError:
+        partial, expected = (
+            getattr(incomplete, "partial", None),
+            getattr(incomplete, "expected", None),
+        )
+        if isinstance(partial, bytes):
+            partial = len(partial)
+        got = (
+            f" after {partial} bytes, {expected} more expected"
+            if isinstance(partial, int) and isinstance(expected, int)
+            else ""
+        )
+        return KubeError(
+            0,
+            "IncompleteRead",
+            f"{self.server} broke off its answer to {method} {path}: the connection closed"
+            f"{got} (IncompleteRead)",
+        )
+
     def _http_error(self, e: ApiException, method: str, path: str) -> Exception:
         status = int(e.status or 0)
         body = e.body.decode("utf-8", "replace") if isinstance(e.body, bytes) else e.body
@@ -231,6 +289,8 @@ class Kube:
         if isinstance(parsed, dict) and parsed.get("kind") == "Status":
             message = str(parsed.get("message") or "")
             reason = str(parsed.get("reason") or reason)
+        elif body and _is_html(str((e.headers or {}).get("Content-Type") or ""), body):
+            message = f"an HTML page{_html_title(body)}, not a Kubernetes Status"
         elif body:
             message = body.strip()[:300]
         server = self.server
@@ -273,6 +333,39 @@ def _retry_after(headers: Any) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to backoff
+
+
+def _incomplete_read(e: BaseException) -> BaseException | None:
+    """The IncompleteRead inside urllib3's wrapping of ``e``, if the answer was cut off."""
+    seen: set[int] = set()
+    current: BaseException | None = e
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (http.client.IncompleteRead, urllib3.exceptions.IncompleteRead)):
+            return current
+        nested = [a for a in getattr(current, "args", ()) if isinstance(a, BaseException)]
+        current = (nested[0] if nested else None) or current.__cause__ or current.__context__
+    return None
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _is_html(content_type: str, body: bytes | str) -> bool:
+    if "html" in content_type.lower():
+        return True
+    start = (body[:200] if isinstance(body, bytes) else body[:200].encode()).lstrip().lower()
+    return start.startswith((b"<!doctype html", b"<html", b"<head", b"<body"))
+
+
+def _html_title(body: bytes | str) -> str:
+    """' titled "…"' from an HTML page's <title>, or ""."""
+    data = body if isinstance(body, bytes) else body.encode()
+    match = _TITLE.search(data[:65536])
+    if not match:
+        return ""
+    title = " ".join(match[1].decode("utf-8", "replace").split())[:100]
+    return f' titled "{title}"' if title else ""
 
 
 def _connection_reason(e: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -11,37 +12,42 @@ from django.conf import settings
 from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import snapshot_analysis
 from dradash.dra import matching
-from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
-from dradash.snapshots.selectors import objects_by_ids, partial_state
 
 
 class _Devices:
-    """The devices (slices, classes, taint rules) of the few snapshots used last, per process:
-    the playground evaluates selectors over them again and again."""
+    """The device index (dradash.dra.matching.DeviceIndex, stored by the analysis) of the few
+    snapshots used last, per process: the playground evaluates selectors over them again and
+    again."""
 
     SIZE = 2
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._states: OrderedDict[int, ClusterState] = OrderedDict()
+        self._states: OrderedDict[int, matching.DeviceIndex] = OrderedDict()
 
-    def get(self, snapshot: Snapshot, analysis: SnapshotAnalysis) -> ClusterState:
+    def get(self, snapshot: Snapshot, analysis: SnapshotAnalysis) -> matching.DeviceIndex:
         with self._lock:
             state = self._states.get(snapshot.pk)
             if state is not None:
                 self._states.move_to_end(snapshot.pk)
                 return state
-        state = partial_state(snapshot, objects_by_ids(analysis.device_objects))
+        data = SnapshotAnalysis.objects.values_list("device_index", flat=True).get(pk=analysis.pk)
+        state = matching.DeviceIndex.from_bytes(bytes(data), freeze=True)
         with self._lock:
             self._states[snapshot.pk] = state
+            evicted = False
             while len(self._states) > self.SIZE:
                 self._states.popitem(last=False)
+                evicted = True
+        if evicted:  # the collector may reclaim what the evicted index leaves behind
+            gc.unfreeze()
         return state
 
     def clear(self) -> None:
         with self._lock:
             self._states.clear()
+        gc.unfreeze()
 
 
 snapshot_devices = _Devices()

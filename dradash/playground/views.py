@@ -6,8 +6,10 @@ from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
+from rest_framework.throttling import ScopedRateThrottle
 
 from dradash.analysis.selectors import snapshot_analysis
+from dradash.cache import CacheUnavailable
 from dradash.dra import matching
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.playground.forms import PlaygroundForm
@@ -31,6 +33,8 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     classes = sorted(analysis.classes) if analysis and analysis.done else []
     evaluation, class_error = None, None
     if expression.strip() and snapshot is not None:
+        if refusal := _rate_limited(request):
+            return refusal
         try:
             evaluation = selector_evaluate(
                 expression=expression, snapshot=snapshot, device_class=data["class"] or None
@@ -69,6 +73,46 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             "examples": EXAMPLES,
         },
     )
+
+
+class _SelectorScope:
+    """What ScopedRateThrottle reads of a view: the selector API's scope, so that the page and
+    the API count against one limit per user."""
+
+    throttle_scope = "selectors"
+
+
+def _rate_limited(request: HtmxHttpRequest) -> HttpResponse | None:
+    """A 429 page once the user has evaluated DRADASH_SELECTOR_RATE selectors (page and API
+    together); a 503 when the counter cannot be read (its cache is down: fail closed)."""
+    throttle = ScopedRateThrottle()
+    try:
+        allowed = throttle.allow_request(request, _SelectorScope())  # type: ignore[arg-type]
+    except CacheUnavailable:
+        return render(
+            request,
+            "503.html",
+            {
+                "reason": "Selector evaluations are counted in a cache that is unavailable; "
+                "try again in a minute."
+            },
+            status=503,
+        )
+    if allowed:
+        return None
+    wait = throttle.wait()
+    response = render(
+        request,
+        "429.html",
+        {
+            "message": f"Too many selector evaluations: the limit is {throttle.rate} per user, "
+            "for this page and the selector API together."
+        },
+        status=429,
+    )
+    if wait is not None:
+        response["Retry-After"] = str(max(1, round(wait)))
+    return response
 
 
 # Each names the driver first: other drivers' devices have no gpu.nvidia.com attributes or

@@ -88,8 +88,12 @@ class ShareRevokeApi(BaseApi):
     @extend_schema(
         operation_id="shares_revoke",
         summary="Revoke a share link",
-        description="From now on the link opens nothing. Revoking a revoked link changes nothing.",
-        responses={204: OpenApiResponse(description="Revoked (or already revoked).")},
+        description="From now on the link opens nothing. Revoking a revoked link changes "
+        "nothing. Only the link's creator or a staff user may revoke it.",
+        responses={
+            204: OpenApiResponse(description="Revoked (or already revoked)."),
+            403: OpenApiResponse(description="Only the link's creator or a staff user may."),
+        },
     )
     def delete(self, request: Request, share_id: int) -> Response:
         link = get_object_or_404(ShareLink, pk=share_id)

@@ -6,7 +6,8 @@ import logging
 
 from django.apps import AppConfig
 
-# Loggers that write request paths, which under /share/ carry a token.
+# Loggers that write request paths, which under /share/ carry a token. settings.LOGGING also
+# filters its handlers; this covers handlers configured elsewhere.
 REDACTED_LOGGERS = ("django.request", "django.server", "django.security.csrf")
 
 
@@ -16,7 +17,7 @@ class SharingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from dradash.sharing.middleware import RedactShareTokens
+        from dradash.logs import RedactShareTokens
 
         for name in REDACTED_LOGGERS:
             logger = logging.getLogger(name)

@@ -10,7 +10,6 @@ lets those requests through.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 
@@ -30,8 +29,6 @@ from dradash.sharing.services import (
 )
 
 SHARE_PATH = re.compile(r"\A/share/(?P<token>[A-Za-z0-9_-]{1,128})(?P<rest>/.*)\Z", re.DOTALL)
-# A /share/<token> in any text, for log redaction.
-SHARE_TOKEN_IN_TEXT = re.compile(r"/share/[^/\s?#\"']+")
 
 
 class ShareLinkMiddleware:
@@ -98,15 +95,3 @@ class LoginRequiredMiddleware(auth_middleware.LoginRequiredMiddleware):
         if getattr(request, "share", None) is not None:
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
-
-
-class RedactShareTokens(logging.Filter):
-    """Replace share tokens in a log message (Django logs the path of 4xx/5xx responses) with
-    ``/share/<redacted>``. Installed on Django's request loggers by SharingConfig.ready()."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if "/share/" in message:
-            record.msg = SHARE_TOKEN_IN_TEXT.sub("/share/<redacted>", message)
-            record.args = ()
-        return True

@@ -7,7 +7,6 @@ share_link_create; only its sha256 is stored, and neither goes into a log line.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import secrets
 from datetime import timedelta
@@ -16,13 +15,14 @@ from urllib.parse import urlsplit
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.cache import cache
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F, Q
 from django.http import HttpRequest
 from django.urls import Resolver404, get_script_prefix, resolve, reverse
 from django.utils import timezone
 
+from dradash.accounts.clients import client_ip
 from dradash.sharing.models import MAX_EXPIRY, MIN_EXPIRY, AuditEvent, ShareLink, token_hash
 from dradash.snapshots.models import Snapshot
 
@@ -56,12 +56,8 @@ User = AbstractBaseUser | AnonymousUser
 
 
 def remote_addr(request: HttpRequest) -> str | None:
-    """The client's address as the server saw it (REMOTE_ADDR), if it is an IP address."""
-    value = request.META.get("REMOTE_ADDR") or ""
-    try:
-        return str(ipaddress.ip_address(value))
-    except ValueError:
-        return None
+    """The client's IP address (see dradash.accounts.clients.client_ip), if there is one."""
+    return client_ip(request)
 
 
 def shared_view_allowed(*, path_info: str, method: str, snapshot_id: int) -> bool:
@@ -174,14 +170,29 @@ def share_link_create(
     return link, token
 
 
+REVOKE_REFUSED = "Only the user who created a share link, or a staff user, may revoke it."
+
+
+def share_link_may_revoke(*, link: ShareLink, user: User | None) -> bool:
+    """Whether ``user`` may revoke ``link``: its creator or staff."""
+    if user is None or not user.is_authenticated:
+        return False
+    return bool(getattr(user, "is_staff", False)) or (
+        link.created_by_id is not None and link.created_by_id == user.pk
+    )
+
+
 @transaction.atomic
 def share_link_revoke(
     *, link: ShareLink, user: User | None, remote_addr: str | None = None
 ) -> bool:
     """Revoke a link from now on. False (and nothing recorded) if it was already revoked.
 
-    The snapshot stays pinned: someone may have pinned it for its own sake.
+    Raises PermissionDenied unless ``user`` created the link or is staff. The snapshot stays
+    pinned: someone may have pinned it for its own sake.
     """
+    if not share_link_may_revoke(link=link, user=user):
+        raise PermissionDenied(REVOKE_REFUSED)
     now = timezone.now()
     if not ShareLink.objects.filter(pk=link.pk, revoked_at__isnull=True).update(revoked_at=now):
         return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_cache_control
@@ -16,8 +17,10 @@ from dradash.sharing.models import ShareLink
 from dradash.sharing.pages import share_link_opens
 from dradash.sharing.selectors import audit_event_list, share_link_list_active
 from dradash.sharing.services import (
+    REVOKE_REFUSED,
     remote_addr,
     share_link_create,
+    share_link_may_revoke,
     share_link_revoke,
     share_path,
     shareable_path,
@@ -65,12 +68,15 @@ def share_list(request: HtmxHttpRequest, snapshot_id: int) -> HttpResponse:
 
 
 def _share_list(request: HtmxHttpRequest, snapshot: Snapshot) -> HttpResponse:
+    links = list(share_link_list_active(snapshot=snapshot))
+    for link in links:
+        link.may_revoke = share_link_may_revoke(link=link, user=request.user)  # type: ignore[attr-defined]
     return render(
         request,
         template_for(request, "sharing/list.html", "links"),
         {
             "snapshot": snapshot,
-            "links": share_link_list_active(snapshot=snapshot),
+            "links": links,
             "events": audit_event_list(snapshot=snapshot),
         },
     )
@@ -79,9 +85,11 @@ def _share_list(request: HtmxHttpRequest, snapshot: Snapshot) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def share_revoke(request: HtmxHttpRequest, share_id: int) -> HttpResponse:
     """GET asks to confirm (the list's Revoke button without JavaScript; with it, the browser
-    asks), POST revokes."""
+    asks), POST revokes; either is its creator's or staff's only (403 for anyone else)."""
     link = get_object_or_404(ShareLink.objects.select_related("snapshot"), pk=share_id)
     if request.method == "GET":
+        if not share_link_may_revoke(link=link, user=request.user):
+            raise PermissionDenied(REVOKE_REFUSED)
         return render(request, "sharing/revoke.html", {"link": link, "snapshot": link.snapshot})
     share_link_revoke(link=link, user=request.user, remote_addr=remote_addr(request))
     if request.htmx:

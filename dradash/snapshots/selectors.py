@@ -174,17 +174,6 @@ def blob_ids_by_key(snapshot: Snapshot, keys: Iterable[ObjectKey]) -> dict[Objec
     }
 
 
-def objects_by_key(
-    snapshot: Snapshot, keys: Iterable[ObjectKey]
-) -> dict[ObjectKey, dict[str, Any]]:
-    """The snapshot's objects with these keys, those it has."""
-    ids = blob_ids_by_key(snapshot, keys)
-    rows = ObjectBlob.objects.filter(id__in=list(ids.values())).values_list(
-        "kind", "namespace", "name", "data"
-    )
-    return {(kind, namespace, name): orjson.loads(data) for kind, namespace, name, data in rows}
-
-
 def partial_state(snapshot: Snapshot, objects: Iterable[dict[str, Any]]) -> ClusterState:
     """A ClusterState of some of the snapshot's objects (a page's chain, a diff's changes)."""
     return ClusterState.build(list(objects), snapshot_meta(snapshot))

@@ -335,7 +335,7 @@ def _snapshot_create(
 
     Each kind's status: dradash.dra.bundle.kind_statuses.
     """
-    kinds = kind_statuses(counts, kind_status)
+    kinds = kind_statuses(counts, kind_status, listed=source in LISTING_SOURCES)
     partial = any(v["status"] in PROBLEM_STATUSES for v in kinds.values())
     snapshot = Snapshot.objects.create(
         cluster=cluster,
@@ -661,10 +661,31 @@ def upload_run_create(
             RunFile.objects.create(run=run, filename=filename, data=chunk)
             if len(chunk) < UPLOAD_CHUNK:
                 break
+    transaction.on_commit(lambda: upload_run_enqueue(run.pk))
+    return run
+
+
+def upload_run_enqueue(run_id: int) -> None:
+    """Hand an upload run to a worker; if the broker cannot take it, fail the run at once with
+    that reason (and drop its files) rather than leave it queued for a worker that never sees
+    it."""
+    from dradash.celery import QueueUnavailable, enqueue
     from dradash.snapshots.tasks import upload_run_process
 
-    upload_run_process.delay_on_commit(run.pk)
-    return run
+    try:
+        enqueue(upload_run_process, run_id)
+    except QueueUnavailable as exc:
+        with transaction.atomic():
+            changed = SnapshotRun.objects.filter(
+                id=run_id, status=SnapshotRun.Status.QUEUED
+            ).update(
+                status=SnapshotRun.Status.FAILED,
+                error=f"the task queue is unavailable ({exc}), so the import could not start; "
+                "nothing was stored. Upload the files again once it is back.",
+                finished_at=timezone.now(),
+            )
+            if changed:
+                RunFile.objects.filter(run_id=run_id).delete()
 
 
 class RunFileReader(io.RawIOBase):

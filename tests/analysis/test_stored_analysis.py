@@ -66,8 +66,13 @@ def test_the_analysis_stores_a_row_per_pod_claim_device_and_pool(demo):
     assert counts["PodVerdict"] == kinds["Pod"]["count"]
     assert counts["ClaimVerdict"] == kinds["ResourceClaim"]["count"]
     assert counts["DeviceRow"] > 0 and counts["PoolRow"] > 0 and counts["Finding"] > 0
-    # Claims and Pods that ask the same share one stored explanation.
-    assert 0 < counts["Explanation"] < counts["ClaimVerdict"]
+    # Every unallocated claim has the allocator's answer stored; an allocated one's is the
+    # allocation it has, which the explain API reads from the claim.
+    assert not ClaimVerdict.objects.filter(
+        snapshot=earlier, state="pending", explanation=None
+    ).exists()
+    allocated = ClaimVerdict.objects.filter(snapshot=earlier, state="reserved").first()
+    assert allocated.explanation_id is None
     pod = PodVerdict.objects.get(snapshot=earlier, namespace="render", name="render-farm-6-05b2e")
     assert (pod.stage, pod.severity) == ("claim-unallocated", "error")
     assert pod.explanation_id is not None and pod.chain
@@ -250,3 +255,21 @@ def test_a_failed_analysis_gives_up_after_its_retries(monkeypatch):
     )
     assert earlier.pk not in analyses_reap(now=timezone.now() + timedelta(days=1))
     assert SnapshotAnalysis.objects.get(pk=earlier.pk).error == "boom"
+
+
+def test_with_the_queue_down_an_analysis_is_failed_and_queued_again_later(monkeypatch):
+    from kombu.exceptions import OperationalError
+
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(analyse_snapshot, "delay", down)
+    with django_on_commit_now():
+        earlier, _ = demo_load()
+    analysis = SnapshotAnalysis.objects.get(pk=earlier.pk)
+    assert analysis.status == "failed"
+    assert "the task queue is unavailable" in analysis.error
+    monkeypatch.undo()  # the queue is back
+    with django_on_commit_now():
+        assert earlier.pk in analyses_reap(now=analysis.finished_at + timedelta(minutes=1))
+    assert SnapshotAnalysis.objects.get(pk=earlier.pk).status == "done"

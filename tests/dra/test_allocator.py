@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from dradash.demo.cluster import SERVER_VERSION as DEMO_VERSION
 from dradash.demo.cluster import build
 from dradash.dra.allocator import (
     STEPS,
@@ -27,7 +28,7 @@ from dradash.dra.allocator import (
 )
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.objects import Node, Pod, ResourceClaim
-from dradash.dra.state import ClusterState
+from dradash.dra.state import ClusterState, SnapshotMeta
 
 from .builders import claim as b_claim
 from .builders import device as b_device
@@ -537,8 +538,11 @@ def allocation_with_configs(
     return Expected(selector, results, configs)
 
 
-def class_config(requests: list[str], config: dict[str, Any]) -> dict[str, Any]:
-    return {"source": "FromClass", "requests": requests, **config}
+def class_config(requests: list[str] | None, config: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"source": "FromClass", **config}
+    if requests is not None:
+        out["requests"] = requests
+    return out
 
 
 def claim_config(requests: list[str] | None, config: dict[str, Any]) -> dict[str, Any]:
@@ -1552,7 +1556,8 @@ CASES.update(
                 allocation_with_configs(
                     local_node_selector(NODE1),
                     [result(REQ0, DRIVER_A, POOL1, DEVICE1)],
-                    [class_config([REQ0], device_configuration(DRIVER_A, "classAttribute"))],
+                    # 1.37: a config for every request has no list (v0.36.2: [REQ0])
+                    [class_config(None, device_configuration(DRIVER_A, "classAttribute"))],
                 )
             ],
         ),
@@ -1762,7 +1767,8 @@ CASES.update(
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE1),
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE2),
                     ],
-                    [claim_config([REQ0_SUBREQ1], device_configuration(DRIVER_B, "bar"))],
+                    # 1.37: the selected subrequest covers every request (v0.36.2: listed)
+                    [claim_config(None, device_configuration(DRIVER_B, "bar"))],
                 )
             ],
         ),
@@ -1794,7 +1800,8 @@ CASES.update(
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE1),
                         result(REQ0_SUBREQ1, DRIVER_B, POOL1, DEVICE2),
                     ],
-                    [class_config([REQ0_SUBREQ1], device_configuration(DRIVER_B, "bar"))],
+                    # 1.37: the selected subrequest covers every request (v0.36.2: listed)
+                    [class_config(None, device_configuration(DRIVER_B, "bar"))],
                 )
             ],
         ),
@@ -4721,6 +4728,114 @@ CASES_134: dict[str, Case] = {
 }
 
 
+# --- the three disagreements the recorded corpus found (issue 15) -------------------------------
+# Each was a port error: the upstream allocator (v0.36.2) decides as these cases say.
+
+_ONE_NODE = [slice_with_multiple_devices(SLICE1, NODE1, POOL1, DRIVER_A, 2)]
+_STRINGS = [
+    device(DEVICE0, None, {STRING_ATTRIBUTE: string("a")}),
+    device(DEVICE1, None, {STRING_ATTRIBUTE: string("a")}),
+    device(DEVICE2, None, {STRING_ATTRIBUTE: string("b")}),
+]
+
+
+def _distinct_claim() -> dict[str, Any]:
+    return with_constraints(
+        claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1)),
+        distinct(STRING_ATTRIBUTE),
+    )
+
+
+# Counter set "cs" of 4 GB; device-1 (the whole GPU, 4 GB) and device-2 (a partition, 2 GB)
+# are both held already, so 2 GB more than the set has are in use.
+_OVER = [
+    slice_with_counter_sets(
+        SLICE1,
+        NODE1,
+        resource_pool(POOL1, 2),
+        DRIVER_A,
+        counter_set(COUNTER_SET1, {"memory": "4Gi", "engines": "2"}),
+    ),
+    slice_with_devices(
+        SLICE2,
+        NODE1,
+        resource_pool(POOL1, 2),
+        DRIVER_A,
+        _c(DEVICE1, [(COUNTER_SET1, {"memory": "4Gi"})]),
+        _c(DEVICE2, [(COUNTER_SET1, {"memory": "2Gi"})]),
+        _c(DEVICE3, [(COUNTER_SET1, {"engines": "1"})]),  # consumes only a counter left over
+        device(DEVICE4),  # consumes no counter
+    ),
+]
+
+CASES_ISSUE_15: dict[str, Case] = {
+    # 1. incubating builds distinctAttribute constraints without asking for DRAConsumableCapacity
+    "distinct-attribute-with-consumable-capacity-off": Case(
+        features=gates(binding_conditions=True),  # incubating, ConsumableCapacity off
+        claims=[_distinct_claim()],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, *_STRINGS)],
+        results=[
+            allocation(
+                _LOCAL,
+                result(REQ0, DRIVER_A, POOL1, DEVICE0),
+                result(REQ1, DRIVER_A, POOL1, DEVICE2),
+            )
+        ],
+    ),
+    # … while stable (no ConsumableCapacity, DeviceBindingAndStatus nor ListTypeAttributes) does
+    # not know the constraint at all.
+    "distinct-attribute-in-stable": Case(
+        features=gates(),
+        claims=[_distinct_claim()],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=[slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, *_STRINGS)],
+        error="claim claim-0, constraint #0: empty constraint (unsupported constraint type?)",
+    ),
+    # 2. stable ignores capacity requests, where incubating refuses them with the gate off.
+    "capacity-request-in-stable": Case(
+        features=gates(prioritized_list=True),
+        claims=[with_requests(claim(CLAIM0), _cap(REQ0, "1"))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_ONE_NODE,
+        results=[allocation(_LOCAL, result(REQ0, DRIVER_A, POOL1, DEVICE0))],
+    ),
+    "capacity-request-in-incubating": Case(
+        features=gates(binding_conditions=True),
+        claims=[with_requests(claim(CLAIM0), _cap(REQ0, "1"))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_ONE_NODE,
+        error=(
+            "claim claim-0, request req-0: has capacity requests, but the "
+            "DRAConsumableCapacity feature is disabled"
+        ),
+    ),
+    # 3. checkAvailableCounters compares every counter of every set in the pool: one already
+    # below zero rejects each counter-consuming device, even one consuming other counters.
+    "over-consumed-counter-set-rejects-every-counter-device": Case(
+        features=gates(partitionable_devices=True, binding_conditions=True),
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_OVER,
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        results=[allocation(_LOCAL, result(REQ0, DRIVER_A, POOL1, DEVICE4))],
+    ),
+    "over-consumed-counter-set-leaves-nothing-for-counter-devices": Case(
+        features=gates(partitionable_devices=True),
+        claims=[claim_with_requests(CLAIM0, None, request(REQ0, CLASS_A, 2))],
+        classes=[device_class(CLASS_A, DRIVER_A)],
+        slices=_OVER,
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        results=None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES_ISSUE_15))
+def test_corpus_disagreements(name: str) -> None:
+    check_case(CASES_ISSUE_15[name])
+
+
 # --- the scheduler's node filters ----------------------------------------------------------
 
 
@@ -4960,13 +5075,14 @@ def test_funnel_and_device_steps() -> None:
         ("class-selectors", 7),
         ("request-selectors", 6),
         ("pools", 5),  # n3's pool is incomplete
-        ("nodes", 3),  # n1, the node that gets furthest
-        ("free", 2),
-        ("taints", 1),
-        ("constraints", 1),
-        ("count", 0),  # one usable GPU per node, two wanted
+        ("nodes", 5),  # on n1 and n2, the nodes the Pod may use
+        ("free", 3),
+        ("taints", 2),
+        ("constraints", 2),
+        ("count", 1),  # one usable GPU per node, two wanted
     ]
-    assert request_.empty_step == "count"
+    assert request_.empty_step is None and request_.short_step == "count"
+    assert request_.need == 2 and e.request == "gpu"
     assert request_.node == "n1"
     steps = {(d.pool, d.device): (d.failed_step, d.detail) for d in request_.devices}
     assert steps == {
@@ -5014,7 +5130,8 @@ def test_funnel_of_an_allocatable_claim() -> None:
     ]
     (request_,) = e.requests
     assert request_.node == "n1" and request_.empty_step is None
-    assert dict(request_.funnel)["taints"] == 2  # gpu-0 and the tolerated gpu-2
+    # gpu-0 and the tolerated gpu-2 on n1, gpu-1 on n2: counted over every node
+    assert dict(request_.funnel)["taints"] == 3
     assert {d.device for d in request_.devices if d.failed_step is None and d.pool == "n1"} == {
         "gpu-0",
         "gpu-2",
@@ -5115,9 +5232,17 @@ def test_an_error_on_any_node_aborts_scheduling() -> None:
     claim_raw = b_claim("c0", requests=[b_request("gpu", "gpu", selectors=[selector])])
     e, _ = _explain(small_cluster(ok_on_n1), claim_raw)
     assert e.allocatable is None and e.node is None
-    assert e.error == "claim default/c0: selector #0: CEL runtime error: no such key: ok"
+    # 1.37 names the device and suggests optional chaining (cel.EnhanceRuntimeError) …
+    assert e.error == (
+        "claim default/c0: selector #0 on device gpu.example.com/n1/gpu-0: CEL runtime error: "
+        "no such key: ok. consider using CEL optional chaining (.? followed by orValue()) or "
+        "guarding the check with has() for optional fields"
+    )
     assert e.reason == "selector-error"
     assert e.requests[0].error == e.error
+    # … 1.36 does not.
+    e, _ = _explain(small_cluster(ok_on_n1), claim_raw, features=Features(release=36))
+    assert e.error == "claim default/c0: selector #0: CEL runtime error: no such key: ok"
 
 
 # --- explain: one test per reason ----------------------------------------------------------
@@ -5160,7 +5285,8 @@ def test_reason_selector_error() -> None:
     selector = {"cel": {"expression": f'device.attributes["{GPU}"].index == 0'}}
     e = _reason_case([b_request("gpu", "gpu", selectors=[selector])])
     assert e.allocatable is None and e.reason == "selector-error"
-    assert e.error == "claim default/c0: selector #0: CEL runtime error: no such key: index"
+    assert e.error.startswith("claim default/c0: selector #0 on device gpu.example.com/n1/")
+    assert "CEL runtime error: no such key: index. consider using CEL optional chaining" in e.error
     failed = {d.failed_step for d in e.requests[0].devices}
     assert "request-selectors" in failed
 
@@ -5310,7 +5436,7 @@ def test_reason_constraint_across_requests() -> None:
 def test_reason_insufficient_count() -> None:
     e = _reason_case([b_request("gpu", "gpu", count=3)])
     assert e.allocatable is False and e.reason == "insufficient-count"
-    assert e.requests[0].empty_step == "count"
+    assert e.requests[0].short_step == "count"
 
 
 def test_reason_too_many_devices() -> None:
@@ -5353,9 +5479,14 @@ def test_reason_feature_disabled() -> None:
 
 
 def test_features_for_version() -> None:
-    assert Features.for_version("") == Features()
-    assert Features.for_version("v1.36.1") == Features()
-    assert Features.for_version("v1.37.0-alpha.1") == Features()
+    """No version means the newest release, 1.37; 1.36 has the same gates on."""
+    assert Features.for_version("") == Features() == Features.for_version("v1.37.2")
+    assert Features().release == 37
+    assert Features.for_version("v1.38.0-alpha.1") == Features()
+    assert Features.for_version("not a version") == Features()
+    assert Features.for_version("v1.36.1") == Features(release=36)
+    assert Features().implementation == "incubating"
+    assert not Features().list_type_attributes and not Features().fractional_capacity_range
     v134 = Features.for_version("v1.34.2")
     assert v134.prioritized_list and v134.admin_access
     assert not (v134.device_taints or v134.partitionable_devices or v134.consumable_capacity)
@@ -5385,7 +5516,8 @@ def test_steps_are_the_designs_order() -> None:
 
 @pytest.fixture(scope="module")
 def demo() -> ClusterState:
-    return ClusterState.build(build())
+    """The demo cluster, which runs Kubernetes 1.36 (its events are worded by 1.36)."""
+    return ClusterState.build(build(), SnapshotMeta(server_version=DEMO_VERSION))
 
 
 def _demo_claim(state: ClusterState, namespace: str, prefix: str) -> ResourceClaim:
@@ -5397,7 +5529,8 @@ def _demo_claim(state: ClusterState, namespace: str, prefix: str) -> ResourceCla
 
 def _demo_explain(state: ClusterState, claim_: ResourceClaim):
     pods = claim_.pods or ([claim_.owner_pod] if claim_.owner_pod else [])
-    return explain(state, [claim_], pod=pods[0] if pods else None)
+    features = Features.for_version(state.meta.server_version)
+    return explain(state, [claim_], pod=pods[0] if pods else None, features=features)
 
 
 def test_demo_render_farm_is_out_of_gpus(demo: ClusterState) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from benchmarks.synthetic import generate
 from dradash.demo import cluster as demo
-from dradash.dra import analysis, chain
+from dradash.dra import analysis, chain, diagnosis, inventory, matching
 from dradash.dra.inventory import AttributeFilter
 from dradash.dra.kinds import kind_of, object_key
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -116,7 +117,7 @@ def test_severity_and_stage_order() -> None:
     ],
 )
 def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, matches) -> None:
-    """The stored devices are filtered by text (DeviceRecord.attribute_tokens); that must give
+    """The stored devices are filtered by their tokens (DeviceRecord.tokens); that must give
     what inventory.AttributeFilter.matches gives on the device itself."""
     s = resource_slice(
         "s",
@@ -130,5 +131,92 @@ def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, ma
     wanted_filter = AttributeFilter.parse(wanted)
     assert wanted_filter.matches(dev) is matches
     record = analysis.DeviceRecord(dev, "free", False, [])
-    tokens = record.attribute_tokens()
+    tokens = record.tokens()
     assert any(t in tokens for t in analysis.attribute_filter_tokens(wanted_filter)) is matches
+
+
+EXPRESSIONS = [
+    "device.driver == 'gpu.nvidia.com'",
+    "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H')",
+    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0",
+    "device.attributes['gpu.example.com'].index == 0",  # no such key on most devices
+    "'gpu.nvidia.com' in device.attributes",
+    "'productName' in device.attributes['gpu.nvidia.com']",  # a whole domain's map
+    "device.attributes['other.example.com'].model == 'x'",  # a name nobody publishes
+    "device.attributes['gpu.example.com'].?model.orValue('') != ''"
+    " || device.allowMultipleAllocations",
+]
+
+
+@pytest.mark.parametrize("name", ["demo", "demo-later", "synthetic"])
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_the_stored_device_index_gives_the_verdicts_of_the_snapshot(name, expression) -> None:
+    """The playground evaluates over the DeviceIndex the analysis stores, not the slices."""
+    state = _state(CLUSTERS[name])
+    index = matching.DeviceIndex.from_bytes(matching.DeviceIndex.of(state).to_bytes())
+    assert set(index.classes) == set(state.classes)
+    for device_class in [None, *state.classes]:
+        full = matching.evaluate(state, expression, device_class=device_class)
+        stored = matching.evaluate(index, expression, device_class=device_class)
+        assert stored.compile_error == full.compile_error
+        assert [
+            (r.device.key, r.device.node_name, r.state, r.verdict.error) for r in stored.rows
+        ] == [(r.device.key, r.device.node_name, r.state, r.verdict.error) for r in full.rows]
+
+
+@pytest.mark.parametrize("name", ["demo", "demo-later"])
+def test_a_stored_device_row_shows_what_the_device_itself_does(name) -> None:
+    """The devices page renders device_display of the stored API row; it must say what the
+    inventory's helpers say of the device."""
+    state = _state(CLUSTERS[name])
+    result = analysis.analyse(state)
+    assert any(r.holders for r in result.devices)
+    for record in result.devices:
+        d = record.device
+        shown = analysis.device_display(json.loads(json.dumps(record.as_dict())))
+        assert shown["key_attributes"] == matching.key_attributes(d, limit=3)
+        assert shown["attribute_list"] == inventory.device_attributes(d)
+        assert shown["capacity_list"] == inventory.device_capacity(d)
+        assert shown["counter_list"] == inventory.consumed_counters(d)
+        assert shown["holders"] == record.holders
+        assert shown["pod_refs"] == (inventory.device_pods(d) if record.holders else [])
+
+
+def test_tokens_keep_true_and_1_apart() -> None:
+    s = resource_slice(
+        "s",
+        driver="gpu.example.com",
+        pool="p",
+        node_name="n",
+        devices=[
+            device("gpu-0", attributes={"one": {"int": 1}, "yes": {"bool": True}}),
+            device("gpu-1", attributes={"yes": {"bool": True}, "one": {"int": 1}}),
+        ],
+    )
+    for dev in _state([s]).devices.values():
+        tokens = analysis.DeviceRecord(dev, "free", False, []).tokens()
+        assert '"one"=1' in tokens and '"yes"=true' in tokens
+        assert '"one"=true' not in tokens and '"yes"=1' not in tokens
+
+
+@pytest.mark.parametrize("name", CLUSTERS)
+def test_the_analysis_gives_the_diagnosis_of_the_pods_and_claims(name) -> None:
+    """The analysis explains every claim first and lets the diagnoses reuse those answers: the
+    verdicts must be those the diagnosis gives alone."""
+    alone = diagnosis.diagnose_all(_state(CLUSTERS[name]))
+    result = analysis.analyse(_state(CLUSTERS[name]))
+    for r in result.pods:
+        if r.diagnosis is not None:
+            want = alone.pods[(r.pod.namespace, r.pod.name)]
+            assert (r.diagnosis.stage, r.diagnosis.reason, r.diagnosis.summary) == (
+                want.stage,
+                want.reason,
+                want.summary,
+            )
+    for c in result.claims:
+        want = alone.claims[(c.claim.namespace, c.claim.name)]
+        assert (c.diagnosis.stage, c.diagnosis.reason, c.diagnosis.summary) == (
+            want.stage,
+            want.reason,
+            want.summary,
+        )

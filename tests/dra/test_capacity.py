@@ -320,6 +320,23 @@ def test_a_taint_in_the_slice_and_one_that_does_not_keep_claims_away() -> None:
     assert (gpus.tainted, gpus.free) == (1, 7)
 
 
+def test_a_toleration_with_no_key_tolerates_as_the_allocator_does() -> None:
+    """ToleratesTaint: an empty key matches every key, with Equal as with Exists (the value
+    must then be equal). Capacity once required the key for Equal; it now uses the allocator's
+    rule, so both say the same."""
+    from dradash.dra.allocator import explain
+
+    objects = example_cluster()
+    for d in objects[2]["spec"]["devices"]:
+        d["taints"] = [{"key": "gpu.example.com/unhealthy", "effect": "NoSchedule"}]
+    toleration = {"operator": "Equal", "value": "", "effect": "NoSchedule"}
+    state = build(*objects, *waiting("tolerant", tolerations=[toleration]))
+
+    assert of(state).waiting[1].servable == 1
+    e = explain(state, [state.claims[("default", "tolerant-gpu")]])
+    assert e.allocatable is True
+
+
 # --- pools the allocator skips ---------------------------------------------------------------
 
 
@@ -332,7 +349,7 @@ def test_an_incomplete_pool_is_skipped_from_1_35_on_but_counted_by_1_34() -> Non
 
     assert total("v1.34.2") == 8
     assert total("v1.35.0") == 0
-    assert total("") == 0  # no version: the defaults of 1.36
+    assert total("") == 0  # no version: the defaults of the newest release, 1.37
     assert of(build(*objects)).summary == (
         "No device of the pools the allocator uses matches DeviceClass gpu.example.com."
     )

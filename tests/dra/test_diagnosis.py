@@ -179,7 +179,8 @@ def constraint_unsatisfiable(o: list[dict[str, Any]]) -> tuple[str, str]:
 
 
 def insufficient_count(o: list[dict[str, Any]]) -> tuple[str, str]:
-    pending_pod(o, "four", [exact("gpu.nvidia.com", H100, count=4)])  # 3 H100s are free
+    # 6 whole GPUs are free, 3 A100s on one node and 3 H100s on another: no node has 4.
+    pending_pod(o, "four", [exact("gpu.nvidia.com", count=4)])
     return "llm-eval", "four"
 
 

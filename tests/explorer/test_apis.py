@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from dradash.dra.diagnosis import STAGES
+
 pytestmark = pytest.mark.django_db
 
 
@@ -145,3 +147,54 @@ def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
     joined = next(p for p in pools if p["pool"] == "gpu-example-worker-3")
     assert (joined["slices"], joined["resource_slice_count"], joined["complete"]) == (1, 2, False)
     assert get(api_client, "api-pools", 999999).status_code == 404
+
+
+def test_explain_answers_on_every_node_and_gives_the_allocation(api_client, demo) -> None:
+    """DESIGN: ``nodes`` is the allocator's answer on every node the Pod may use, in name order;
+    ``allocation`` what the scheduler would write when the claims fit."""
+    data = get(
+        api_client, "api-claim-explain", demo[0].pk, "render", "render-farm-6-05b2e-gpus-9927f"
+    ).json()
+    assert data["allocatable"] is False
+    names = [n["node"] for n in data["nodes"]]
+    assert names and names == sorted(names)
+    assert {n["outcome"] for n in data["nodes"]} <= {"fit", "nofit", "node-error", "error"}
+    assert all(n["outcome"] != "fit" for n in data["nodes"])
+    assert data["allocation"] == []
+
+
+def test_the_claim_page_counts_the_allocators_answer_per_node(client_logged_in, demo) -> None:
+    html = client_logged_in.get(
+        reverse("claim-detail", args=[demo[0].pk, "render", "render-farm-6-05b2e-gpus-9927f"])
+    ).content.decode()
+    assert "node the Pod may use" in html
+    assert "nofit" in html
+
+
+def test_pod_and_claim_lists_filter_and_sort_as_their_pages_do(api_client, demo) -> None:
+    pk = demo[0].pk
+    data = api_client.get(f"/api/v1/snapshots/{pk}/pods").json()
+    stages = [row["stage"] for row in data["results"]]
+    assert data["count"] == len(stages) == 28 and stages[0] == "pod-pending"
+    assert stages == sorted(stages, key=lambda s: STAGES.index(s))  # worst first
+    stuck = api_client.get(f"/api/v1/snapshots/{pk}/pods?stage=claim-unallocated").json()
+    assert {r["reason"] for r in stuck["results"]} >= {"devices-exhausted", "selector-error"}
+    assert all(r["severity"] == "error" for r in stuck["results"])
+    by_name = api_client.get(f"/api/v1/snapshots/{pk}/pods?sort=-name&limit=3").json()
+    assert [r["name"] for r in by_name["results"]] == sorted(
+        [r["name"] for r in data["results"]], reverse=True
+    )[:3]
+    assert by_name["next"] is not None
+    claims = api_client.get(f"/api/v1/snapshots/{pk}/claims?device_class=gpu.example.com")
+    assert claims.status_code == 200
+    assert all("gpu.example.com" in r["classes"] for r in claims.json()["results"])
+    bad = api_client.get(f"/api/v1/snapshots/{pk}/claims?stage=nonsense")
+    assert bad.status_code == 400
+
+
+def test_explain_of_an_allocated_claim_is_its_allocation(api_client, demo) -> None:
+    data = get(api_client, "api-claim-explain", demo[0].pk, "gpu-test1", "pod0-gpu-x7k2p").json()
+    assert data["allocatable"] is True
+    assert data["node"]
+    (allocation,) = data["allocation"]
+    assert allocation["devices"]["results"][0]["driver"] == "gpu.example.com"

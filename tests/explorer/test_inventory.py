@@ -26,7 +26,7 @@ from tests.dra.builders import (
     result,
     taint_rule,
 )
-from tests.stored import import_analysed
+from tests.stored import analysed, import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -142,11 +142,13 @@ def stored_unvalidated(objects: list[dict[str, Any]]) -> Any:
     from dradash.snapshots.services import cluster_for_name, snapshot_store
 
     keyed = {object_key(kind_of(o), o): o for o in objects}
-    return snapshot_store(
-        cluster=cluster_for_name("troubled"),
-        objects=keyed,
-        source="import",
-        captured_at=timezone.now(),
+    return analysed(
+        snapshot_store(
+            cluster=cluster_for_name("troubled"),
+            objects=keyed,
+            source="import",
+            captured_at=timezone.now(),
+        )
     )
 
 
@@ -201,7 +203,7 @@ def test_inventory_counts_devices_as_the_allocator_would_use_them(
     assert "12 devices in current pools" in html
     assert ">2 allocated</a>" in html and ">4 free</a>" in html and ">2 tainted</a>" in html
     assert ">4 unusable</a> (in pools the allocator skips: not free for any claim)" in html
-    assert "The snapshot does not say its Kubernetes version: rules of 1.36" in html
+    assert "The snapshot does not say its Kubernetes version: rules of 1.37" in html
     # Per class: 10 example GPUs: 1 allocated, 3 free, 2 tainted, 4 in skipped pools.
     link = filtered
     for params, count in (
@@ -308,7 +310,7 @@ def test_filters_as_htmx_partial_and_without_javascript(client_logged_in, troubl
 
 
 def test_pages_keep_the_filters_and_restate_the_groups(client_logged_in, troubled, monkeypatch):
-    monkeypatch.setattr("dradash.explorer.views.PAGE_SIZE", 3)
+    monkeypatch.setattr("dradash.explorer.views.DEVICES_PAGE_SIZE", 3)
     second = get(client_logged_in, troubled, driver="gpu.example.com", page="2")
     assert "page 2 of 4" in second
     assert "driver=gpu.example.com&amp;page=3" in second

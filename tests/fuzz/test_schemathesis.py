@@ -15,7 +15,7 @@ import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -63,7 +63,7 @@ def load_schema() -> Any:
 @pytest.fixture
 def auth(db: None, _keep_the_test_connection: None, django_user_model: Any) -> dict[str, str]:
     user = django_user_model.objects.create_user(username="schemathesis")
-    return {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    return {"Authorization": f"Token {AuthToken.objects.create(user)[1]}"}
 
 
 @pytest.fixture

@@ -132,10 +132,10 @@ def test_anonymous_api_requests_are_refused(client, tiny_shared) -> None:
 
 
 def test_token_authentication_works(tiny, user) -> None:
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {AuthToken.objects.create(user)[1]}")
     assert client.post(shares_url(tiny[0].pk), {}, format="json").status_code == 201
 
 

@@ -66,16 +66,17 @@ def test_with_a_cache_url_every_process_counts_in_redis(
     )
     env = {**os.environ, "DRADASH_CACHE_URL": url, "DJANGO_SETTINGS_MODULE": "dradash.settings"}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
-    assert out.stdout.split() == ["django.core.cache.backends.redis.RedisCache", url], out.stderr
+    assert out.stdout.split() == ["dradash.cache.FailSafeRedisCache", url], out.stderr
 
     server = redis.Redis.from_url(url)
     key = f"dradash:1:throttle_selectors_{user.pk}"
     server.delete(key)
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "dradash.cache.FailSafeRedisCache",
             "LOCATION": url,
             "KEY_PREFIX": "dradash",
+            "OPTIONS": {"STRICT_KEY_PREFIXES": ["throttle_"]},
         }
     }
     try:
@@ -86,3 +87,18 @@ def test_with_a_cache_url_every_process_counts_in_redis(
         assert api_client.post(URL, BODY, format="json").status_code == 429
     finally:
         server.delete(key)
+
+
+def test_the_playground_page_counts_against_the_same_limit(
+    client_logged_in, api_client, demo, three_a_minute
+) -> None:
+    """Evaluations on the page and through the API share one limit per user (issue 13)."""
+    page = f"/playground/?snapshot={demo[0].pk}&expression=true"
+    assert client_logged_in.get(page).status_code == 200
+    assert client_logged_in.get("/playground/").status_code == 200  # no expression: no count
+    assert api_client.post(URL, BODY, format="json").status_code == 200
+    assert client_logged_in.get(page).status_code == 200
+    refused = client_logged_in.get(page)
+    assert refused.status_code == 429
+    assert "Too many selector evaluations" in refused.content.decode()
+    assert int(refused["Retry-After"]) > 0

@@ -44,12 +44,12 @@ def test_snapshot_detail_of_an_unknown_id_is_404(api_client) -> None:
 
 
 def test_token_authentication_works(demo, user) -> None:
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
     from rest_framework.test import APIClient
 
-    token = Token.objects.create(user=user)
+    _, token = AuthToken.objects.create(user)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get(reverse("api-snapshot-list")).status_code == 200
 
 

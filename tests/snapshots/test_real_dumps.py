@@ -16,6 +16,7 @@ from django.urls import reverse
 from dradash.dra.bundle import BundleError
 from dradash.snapshots.models import ObjectBlob, Snapshot
 from dradash.snapshots.services import bundle_import
+from tests.stored import import_analysed
 
 DUMPS = Path(__file__).parent.parent / "fixtures" / "real-dumps"
 
@@ -66,7 +67,7 @@ def test_every_real_dump_has_an_expectation() -> None:
 def test_real_dump_imports_with_its_device_count(name: str, api_client: Any) -> None:
     devices, ignored = IMPORTED[name]
 
-    snapshot = bundle_import(files=[dump(name)], cluster_name="real")
+    snapshot = import_analysed(files=[dump(name)], cluster_name="real")
 
     assert len(api(api_client, "api-devices", snapshot)) == devices
     assert sum(snapshot.ignored.values()) == ignored
@@ -87,7 +88,7 @@ def test_real_dump_the_api_server_refuses_is_refused_naming_the_field(name: str)
 @pytest.mark.django_db
 def test_eks_dump_has_four_complete_pools_and_classes_count_their_devices(api_client: Any) -> None:
     name = "aicr__secure-accelerator-access__eks-2x8-h100-resourceslices.yaml"
-    snapshot = bundle_import(files=[dump(name)], cluster_name="real")
+    snapshot = import_analysed(files=[dump(name)], cluster_name="real")
 
     pools = api(api_client, "api-pools", snapshot)
     assert len(pools) == 4
@@ -100,7 +101,7 @@ def test_eks_dump_has_four_complete_pools_and_classes_count_their_devices(api_cl
 
 @pytest.mark.django_db
 def test_vks_claim_with_its_slices_shows_one_device_allocated(api_client: Any) -> None:
-    snapshot = bundle_import(
+    snapshot = import_analysed(
         files=[
             dump("cncf-ai-conformance__v1.36-vks__vgpu-a100-10c-resourceslices.yaml"),
             dump("cncf-ai-conformance__v1.36-vks__resourceclaims-allocated.yaml"),
@@ -116,7 +117,7 @@ def test_vks_claim_with_its_slices_shows_one_device_allocated(api_client: Any) -
 @pytest.mark.django_db
 def test_an_empty_pool_is_a_finding_and_fails_the_slices_item(api_client: Any) -> None:
     name = "nvidia-gpu-issue-149__v1alpha3-resourceslice-list-devices-null.yaml"
-    snapshot = bundle_import(files=[dump(name)], cluster_name="real")
+    snapshot = import_analysed(files=[dump(name)], cluster_name="real")
 
     findings = api(api_client, "api-findings", snapshot)
     (empty,) = [f for f in findings if f["code"] == "pool-empty"]
@@ -132,7 +133,7 @@ def test_an_empty_pool_is_a_finding_and_fails_the_slices_item(api_client: Any) -
 def test_a_claim_without_its_slices_is_not_called_dangling(api_client: Any) -> None:
     """ROCm's allocated claim alone: its pool is simply not in the bundle."""
     name = "rocm-blogs__dra-gpu__resourceclaim-allocated.yaml"
-    snapshot = bundle_import(files=[dump(name)], cluster_name="real")
+    snapshot = import_analysed(files=[dump(name)], cluster_name="real")
 
     findings = api(api_client, "api-findings", snapshot)
     codes = {f["code"] for f in findings}

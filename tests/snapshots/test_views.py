@@ -164,3 +164,27 @@ def test_run_page_polls_while_the_run_is_queued(client_logged_in) -> None:
     )
     assert b"<html" not in fragment.content
     assert b'id="run-status"' in fragment.content
+
+
+def test_an_upload_with_the_queue_down_fails_at_once_and_keeps_no_file(
+    client_logged_in, fixtures_dir, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    from kombu.exceptions import OperationalError
+
+    from dradash.snapshots.models import RunFile, SnapshotRun
+    from dradash.snapshots.tasks import upload_run_process
+
+    def down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to redis:6379. Connection refused.")
+
+    monkeypatch.setattr(upload_run_process, "delay", down)
+    path = fixtures_dir / "dra-example-driver__README__resourceslice-list-8gpu.yaml"
+    with django_capture_on_commit_callbacks(execute=True), path.open("rb") as fh:
+        response = client_logged_in.post(reverse("upload"), {"cluster": "lab", "files": fh})
+    assert response.status_code == 302
+    run = SnapshotRun.objects.get()
+    assert run.status == "failed"
+    assert "the task queue is unavailable" in run.error
+    page = client_logged_in.get(response["Location"]).content.decode()
+    assert "the task queue is unavailable" in page
+    assert not RunFile.objects.exists()

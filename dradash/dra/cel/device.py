@@ -212,3 +212,7 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_freeze(v) for v in value)
     return value
+
+
+# What a projection holds for a published value (a DeviceIndex fills projection columns).
+freeze = _freeze

@@ -244,8 +244,16 @@ def node_chart(nodes: Any, snapshot_id: int, title: str) -> str:
 
 
 @register.filter
+def device_display(row: Any) -> dict[str, Any]:
+    """What the devices page shows of a stored device (dradash.dra.analysis.device_display)."""
+    from dradash.dra.analysis import device_display as display
+
+    return display(row)
+
+
+@register.filter
 def device_details(page: Any) -> str:
-    """A stored device's attributes, capacity and counters (DeviceRecord.page_dict) as a
+    """A stored device's attributes, capacity and counters (device_display) as a
     collapsed list: built here rather than in the template, which would take ~10 nodes per
     attribute on a page of 100 devices."""
     attributes = page.get("attribute_list") or []

@@ -1,0 +1,93 @@
+"""Which allocator runs, with which features: ``structured/internal/types.go`` (Features) and
+``structured/allocator.go`` (NewAllocator picks the first of stable → incubating → experimental
+whose supported features cover the enabled ones), plus the feature gates' defaults per
+Kubernetes version (``pkg/features/kube_features.go``; dra-reference §4.6).
+
+Every page and verdict reads the snapshot's server version through ``kubernetes_minor``; a
+snapshot without one is judged by the newest release's rules, Kubernetes 1.37 (DESIGN
+"Kubernetes fidelity").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NEWEST = 37  # the newest Kubernetes minor release whose allocator this package follows
+_VERSION = re.compile(r"\s*v?(\d+)\.(\d+)")
+
+
+def kubernetes_minor(server_version: str) -> int | None:
+    """The minor version of a Kubernetes 1.x server version ("v1.36.1" → 36), or None."""
+    match = _VERSION.match(server_version or "")
+    if not match or int(match.group(1)) != 1:
+        return None
+    return int(match.group(2))
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the cluster's version enables; the defaults are Kubernetes 1.37's.
+
+    The first seven are upstream's ``structured.Features``; ``skip_incomplete_pools`` and
+    ``release`` select the code of older releases where it decides differently.
+    """
+
+    prioritized_list: bool = True  # DRAPrioritizedList: GA 1.36
+    admin_access: bool = True  # DRAAdminAccess: GA 1.36
+    # DRADeviceTaints (GA 1.37); also whether DeviceTaintRules apply (DRADeviceTaintRules, GA
+    # 1.37: before, a snapshot only holds rules where the beta API was switched on).
+    device_taints: bool = True
+    partitionable_devices: bool = True  # DRAPartitionableDevices: beta 1.36
+    consumable_capacity: bool = True  # DRAConsumableCapacity: beta 1.36
+    # DRADeviceBindingConditions (beta 1.36) + DRAResourceClaimDeviceStatus (GA 1.37)
+    binding_conditions: bool = True
+    # DRAListTypeAttributes (alpha 1.36, still alpha in 1.37): only the experimental allocator
+    # supports it; list-typed attributes take part in matchAttribute/distinctAttribute.
+    list_type_attributes: bool = False
+    # DRAFractionalCapacityRange (beta 1.37, off until the compatibility version is 1.37):
+    # capacity request policy ranges with fractional min/step/max are computed in milli-units.
+    fractional_capacity_range: bool = False
+    # 1.35+: incomplete and invalid pools are skipped for ExactCount; 1.34 uses incomplete pools
+    # and stops with an error at an invalid one. Off, it selects the v0.34 allocator as a whole:
+    # its GatherPools, and results without the request's tolerations.
+    skip_incomplete_pools: bool = True
+    # The minor release whose allocator code runs, where releases differ beyond the gates
+    # (1.37: a config that applies to every request has no request list, CEL runtime errors
+    # name the device and suggest optional chaining for "no such key").
+    release: int = NEWEST
+
+    @property
+    def implementation(self) -> str:
+        """Which of upstream's allocators NewAllocator picks: ``experimental`` for list-typed
+        attributes; ``incubating`` with consumable capacity or binding conditions; else
+        ``stable`` (v0.36+), which knows neither: it ignores capacity requests and refuses
+        distinctAttribute ("empty constraint") — as 1.35's default allocator did too. 1.34
+        ran its ``experimental`` allocator with the default gates."""
+        if not self.skip_incomplete_pools:
+            return "experimental"
+        if self.list_type_attributes:
+            return "experimental"
+        if self.consumable_capacity or self.binding_conditions:
+            return "incubating"
+        return "stable"
+
+    @classmethod
+    def for_version(cls, server_version: str) -> Features:
+        """The default feature gates of a Kubernetes version ("v1.34.2"); unknown or "" means
+        the newest release, 1.37."""
+        minor = kubernetes_minor(server_version)
+        if minor is None or minor >= NEWEST:
+            return cls()
+        if minor >= 36:
+            return cls(release=minor)
+        return cls(
+            prioritized_list=minor >= 34,  # beta (on) in 1.34, alpha before
+            admin_access=minor >= 34,
+            device_taints=False,  # alpha until 1.36
+            partitionable_devices=False,
+            consumable_capacity=False,
+            binding_conditions=False,
+            skip_incomplete_pools=minor >= 35,
+            release=minor,
+        )

@@ -1,0 +1,37 @@
+"""gunicorn settings for dradash (the Dockerfile, docker-compose.yml and deploy/kubernetes run
+``gunicorn -c gunicorn.conf.py dradash.wsgi``). Environment variables:
+
+    DRADASH_BIND         address to listen on (default 0.0.0.0:8000)
+    WEB_CONCURRENCY      worker processes (default 3)
+
+The access log goes to standard output through dradash.logs.GunicornLogger, which masks share
+tokens (/share/<token>/…) in every field. Requests time out after 30 s; the database statement
+timeout of web requests (DRADASH_DB_STATEMENT_TIMEOUT, 20 s) is shorter, so a slow query ends in
+a clear error page rather than a killed worker.
+"""
+
+from __future__ import annotations
+
+import os
+
+bind = [os.environ.get("DRADASH_BIND") or "0.0.0.0:8000"]
+workers = int(os.environ.get("WEB_CONCURRENCY") or 3)
+timeout = 30
+graceful_timeout = 30
+# Recycle workers now and then, so memory a large request grew is given back.
+max_requests = 5000
+max_requests_jitter = 500
+accesslog = "-"
+errorlog = "-"
+logger_class = "dradash.logs.GunicornLogger"
+# No control socket: nothing uses it, and instances would share ~/.gunicorn/gunicorn.ctl.
+control_socket_disable = True
+# The worker heartbeat in memory, not on the container's disk.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+def post_worker_init(worker: object) -> None:
+    """Web requests get the web database timeouts (dradash.db; settings.DRADASH_DB_TIMEOUTS)."""
+    from dradash.db import use_timeouts
+
+    use_timeouts("web")
