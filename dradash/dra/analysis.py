@@ -439,6 +439,7 @@ def explanation_head(x: Explanation) -> dict[str, Any]:
                 "node": r.node,
                 "failed": [
                     {
+                        "driver": d.driver,
                         "pool": d.pool,
                         "device": d.device,
                         "failed_step": d.failed_step,

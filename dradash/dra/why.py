@@ -21,7 +21,7 @@ from dradash.dra.bundle import Source, kind_statuses, parse_bundle
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
 from dradash.dra.state import ClusterState, SnapshotMeta
-from dradash.dra.words import funnel_check, funnel_count_label
+from dradash.dra.words import funnel_check, funnel_count_label, same_error
 
 VERSION = re.compile(r"\Av?(?P<major>1)\.(?P<minor>\d{1,3})(?:\.\d{1,4})?\Z")
 FAILED_SHOWN = 10  # devices that dropped out, per request, in the text (--json has the page's)
@@ -104,6 +104,11 @@ def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdic
                 f"Pod {namespace}/{name} does not use DRA (no spec.resourceClaims, no extended "
                 "resource backed by a device class)"
             )
+        # As the analysis does: the allocator's answer for the Pod's claims first, which the
+        # diagnosis then reads (the funnel the page shows).
+        for ref in pod.claim_refs:
+            if ref.claim is not None:
+                analysis.explain(state, ref.claim, cache)
         d = diagnosis.diagnose_pod(state, pod, cache)
         claims = list(dict.fromkeys(r.claim.name for r in pod.claim_refs if r.claim))
         named = {("Pod", namespace, name)} | {("ResourceClaim", namespace, c) for c in claims}
@@ -122,22 +127,22 @@ def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdic
         raise UsageError(f"there is no ResourceClaim {namespace}/{name} in the input")
     users = {(p.namespace, p.name): p for p in claim.pods}
     users.update({(c.pod.namespace, c.pod.name): c.pod for c in claim.consumers if c.pod})
+    x = analysis.explain(state, claim, cache)  # what the claim's page shows, unless allocated
     pods = {key: diagnosis.diagnose_pod(state, p, cache) for key, p in users.items()}
     d = analysis.claim_in_use(claim, diagnosis.diagnose_claim(state, claim, pods, cache), pods)
-    x = None if claim.allocated else d.explanation or analysis.explain(state, claim, cache)
     return Verdict(
         "ResourceClaim",
         namespace,
         name,
         d,
-        _head(x),
+        None if claim.allocated else _head(x),
         _findings(state, {("ResourceClaim", namespace, name)}),
         claim_chain(state, claim),
     )
 
 
 def _head(x: Any) -> dict[str, Any] | None:
-    return analysis.explanation_head(analysis.explanation_dict(x)) if x is not None else None
+    return analysis.explanation_head(x) if x is not None else None
 
 
 def _findings(state: ClusterState, named: set[tuple[str, str, str]]) -> list[findings.Finding]:
@@ -279,7 +284,7 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
             for dc in shown:
                 device = f"{dc['pool']}/{dc['device']}".ljust(width)
                 why = dc.get("detail") or ""
-                why = "the error above" if error and why == error else why
+                why = "the error above" if same_error(why, error) else why
                 check = funnel_check(dc["failed_step"])
                 out.append(f"      {device}  {check}{s(': ' + why, 'dim') if why else ''}")
             if total > FAILED_SHOWN:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 
@@ -57,3 +58,14 @@ def funnel_count_label(step: str, remaining: int) -> str:
     if step == "class":
         return "devices of current pools" if remaining else "the class does not exist"
     return funnel_check(step)
+
+
+_ON_DEVICE = re.compile(r" on device [^\s:]+:")
+
+
+def same_error(a: str | None, b: str | None) -> bool:
+    """Whether two allocator errors are the same but for the device they name ("selector #0
+    on device gpu.example.com/pool/gpu-1: CEL runtime error: …"): one error, many devices."""
+    if not a or not b:
+        return False
+    return _ON_DEVICE.sub(":", a) == _ON_DEVICE.sub(":", b)

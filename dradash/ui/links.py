@@ -123,6 +123,8 @@ def spans(
             found += [(start, start + len(needle), url) for start in _occurrences(text, needle)]
     if namespace:
         for m in BARE_POD.finditer(text):
+            if not any(c.isdigit() or c in "-." for c in m["name"]):
+                continue  # "the Pod on every node": an English word, not a Pod's name
             url = _url("Pod", namespace, m["name"], snapshot_id)
             if url is not None:
                 found.append((m.start("name"), m.end("name"), url))

@@ -174,7 +174,7 @@ def test_a_stored_device_row_shows_what_the_device_itself_does(name) -> None:
     for record in result.devices:
         d = record.device
         shown = analysis.device_display(json.loads(json.dumps(record.as_dict())))
-        assert shown["key_attributes"] == matching.key_attributes(d, limit=3)
+        assert shown["key_attributes"] == matching.key_attributes(d, limit=3, capacity=True)
         assert shown["attribute_list"] == inventory.device_attributes(d)
         assert shown["capacity_list"] == inventory.device_capacity(d)
         assert shown["counter_list"] == inventory.consumed_counters(d)
@@ -202,8 +202,12 @@ def test_tokens_keep_true_and_1_apart() -> None:
 @pytest.mark.parametrize("name", CLUSTERS)
 def test_the_analysis_gives_the_diagnosis_of_the_pods_and_claims(name) -> None:
     """The analysis explains every claim first and lets the diagnoses reuse those answers: the
-    verdicts must be those the diagnosis gives alone."""
-    alone = diagnosis.diagnose_all(_state(CLUSTERS[name]))
+    verdicts must be those the diagnosis gives alone (a claim that Pods run with: in use,
+    analysis.claim_in_use)."""
+    state = _state(CLUSTERS[name])
+    alone = diagnosis.diagnose_all(state)
+    for key, claim in state.claims.items():
+        alone.claims[key] = analysis.claim_in_use(claim, alone.claims[key], alone.pods)
     result = analysis.analyse(_state(CLUSTERS[name]))
     for r in result.pods:
         if r.diagnosis is not None:

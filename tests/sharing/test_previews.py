@@ -25,7 +25,7 @@ def og(html: str) -> dict[str, str]:
 
 def visible(html: str) -> str:
     body = html[html.index("<body") :]
-    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body.replace("<wbr>", ""))))
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", body)))
 
 
 @pytest.fixture

@@ -100,6 +100,14 @@ def funnel_label(step: Any) -> str:
 
 
 @register.filter
+def same_error(detail: Any, error: Any) -> bool:
+    """A device's reason the same as the allocator's error, but for the device it names."""
+    from dradash.dra.words import same_error as same
+
+    return same(detail, error)
+
+
+@register.filter
 def funnel_count_label(entry: Any) -> str:
     """What a count of the funnel ({"step", "remaining"}) counts."""
     from dradash.dra.words import funnel_count_label as label
