@@ -27,10 +27,5 @@ def api_fallback(request: HttpRequest, rest: str = "") -> HttpResponse:
     if match is not None and match.url_name != NAME:
         request.resolver_match = match
         return match.func(request, *match.args, **match.kwargs)
-    return JsonResponse(
-        {
-            "detail": f"Not found: there is no API operation at {path} (the schema, "
-            "/api/schema/, lists them)."
-        },
-        status=404,
-    )
+    # As every other 404 under /api/ (dradash.middleware.ApiErrorsMiddleware's words).
+    return JsonResponse({"detail": "Not found."}, status=404)
