@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, Q, QuerySet, Value, When
 
 from dradash.analysis.models import (
     ClaimVerdict,
@@ -75,6 +75,26 @@ def stuck_pods(snapshot: Snapshot) -> tuple[list[PodVerdict], int]:
 
 def snapshot_findings(snapshot: Snapshot) -> QuerySet[Finding]:
     return Finding.objects.filter(snapshot=snapshot)
+
+
+FINDINGS_SHOWN = 50  # on the overview, errors first; the API has them all
+
+
+def top_findings(snapshot: Snapshot) -> tuple[list[Finding], int, list[tuple[str, str, int]]]:
+    """The first FINDINGS_SHOWN findings, errors then warnings then the rest; how many there
+    are; and (code, severity, how many) of each code, the most first."""
+    rank = Case(
+        When(severity="error", then=Value(0)),
+        When(severity="warning", then=Value(1)),
+        default=Value(2),
+    )
+    found = snapshot_findings(snapshot)
+    shown = list(found.annotate(rank=rank).order_by("rank", "position")[:FINDINGS_SHOWN])
+    codes = [
+        (row["code"], row["severity"], row["n"])
+        for row in found.values("code", "severity").annotate(n=Count("id")).order_by("-n", "code")
+    ]
+    return shown, sum(n for _, _, n in codes), codes
 
 
 def object_findings(snapshot: Snapshot, objects: list[tuple[str, str, str]]) -> list[Finding]:

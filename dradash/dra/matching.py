@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -97,17 +98,25 @@ class Evaluation:
     rows: list[DeviceRow] = field(default_factory=list)
     program: Program | None = None  # the expression's, for diagnostics
 
+    @cached_property
+    def _states(self) -> dict[str, list[DeviceRow]]:
+        """The rows by state, in one pass (a page asks for each state, some more than once)."""
+        out: dict[str, list[DeviceRow]] = {}
+        for r in self.rows:
+            out.setdefault(r.state, []).append(r)
+        return out
+
     @property
     def summary(self) -> dict[str, int]:
-        counts = Counter(r.state for r in self.rows)
+        counts = {state: len(rows) for state, rows in self._states.items()}
         return {
-            "matched": counts["matches"],
-            "unmatched": counts["no-match"] + counts["not-in-class"],
-            "errors": counts["error"],
+            "matched": counts.get("matches", 0),
+            "unmatched": counts.get("no-match", 0) + counts.get("not-in-class", 0),
+            "errors": counts.get("error", 0),
         }
 
     def by_state(self, state: str) -> list[DeviceRow]:
-        return [r for r in self.rows if r.state == state]
+        return self._states.get(state, [])
 
     @property
     def matching(self) -> list[DeviceRow]:
@@ -118,13 +127,13 @@ class Evaluation:
         """Devices the device class's own selectors turned away."""
         return self.by_state("not-in-class")
 
-    @property
+    @cached_property
     def nearest_misses(self) -> list[DeviceRow]:
         """Devices the expression rejected, those that failed the fewest clauses first."""
-        misses = self.by_state("no-match")
-        return sorted(misses, key=lambda r: (len(r.verdict.failed_clauses) or 99, r.device.key))
+        misses = self.by_state("no-match")  # in device order already: a stable sort keeps it
+        return sorted(misses, key=lambda r: len(r.verdict.failed_clauses) or 99)
 
-    @property
+    @cached_property
     def error_groups(self) -> list[tuple[str, list[DeviceRow]]]:
         """Devices by error message, the most common first."""
         groups: dict[str, list[DeviceRow]] = {}

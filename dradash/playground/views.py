@@ -16,7 +16,7 @@ from dradash.playground.forms import PlaygroundForm
 from dradash.playground.services import NotAnalysed, selector_evaluate
 from dradash.snapshots.selectors import snapshot_list
 
-ROWS = 100  # rows per table, unless ?limit= asks for more
+ROWS = 50  # rows per table, unless ?limit= asks for more
 ERROR_ROWS = 10  # devices shown per error message
 
 

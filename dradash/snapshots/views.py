@@ -15,7 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from dradash.analysis.models import SnapshotAnalysis
-from dradash.analysis.selectors import snapshot_findings, stuck_pods
+from dradash.analysis.selectors import stuck_pods, top_findings
 from dradash.analysis.views import analysed
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.snapshots.forms import UploadForm
@@ -45,6 +45,7 @@ def snapshot_detail(
     request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
 ) -> HttpResponse:
     stuck, stuck_total = stuck_pods(snapshot)
+    findings, findings_total, finding_codes = top_findings(snapshot)
     return render(
         request,
         template_for(request, "snapshots/overview.html", "content"),
@@ -53,7 +54,9 @@ def snapshot_detail(
             "summary": analysis.summary,
             "stuck": stuck,
             "stuck_total": stuck_total,
-            "findings": snapshot_findings(snapshot),
+            "findings": findings,
+            "findings_total": findings_total,
+            "finding_codes": finding_codes,
             "checklist": analysis.summary.get("checklist", {}),
             "classes": analysis.summary.get("classes", []),  # those a sentence may link to
         },
