@@ -182,6 +182,8 @@ def _device_search(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[A
 def _device_state(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
     if value == "tainted":
         return queryset.filter(tainted=True)
+    if value and connection.vendor == "postgresql":
+        return queryset.filter(_has_token(f"status:{value}"))
     return queryset.filter(status=value) if value else queryset
 
 
@@ -197,6 +199,24 @@ class DeviceFilter(django_filters.FilterSet):
     class Meta:
         model = models.DeviceRow
         fields: list[str] = []
+
+    TOKEN_FILTERS = ("device_class", "state", "attribute")
+
+    def __init__(self, *args: Any, snapshot_id: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.snapshot_id = snapshot_id
+
+    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        """On PostgreSQL the class, state and attribute filters are index lookups of tokens;
+        with the snapshot's own token, the index finds only that snapshot's devices."""
+        found = super().filter_queryset(queryset)
+        if (
+            connection.vendor == "postgresql"
+            and self.snapshot_id is not None
+            and any(self.form.cleaned_data.get(name) for name in self.TOKEN_FILTERS)
+        ):
+            found = found.filter(_has_token(f"snapshot:{self.snapshot_id}"))
+        return found
 
 
 def openapi_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:

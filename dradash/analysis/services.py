@@ -278,6 +278,7 @@ def _store(
     )
     _store_findings(snapshot, result)
     on_postgresql = connection.vendor == "postgresql"  # see DeviceRow.tokens
+    scope = [f"snapshot:{snapshot.pk}"]  # so that the index finds one snapshot's devices
     _copy(
         DeviceRow,
         [
@@ -308,7 +309,7 @@ def _store(
                 lines(r.classes),
                 lines([f"{ns}/{name}" for ns, name in r.holders]),
                 "" if on_postgresql else lines(tokens),
-                _dumps(tokens if on_postgresql else []),
+                _dumps([*scope, f"status:{r.status}", *tokens] if on_postgresql else []),
                 _dumps(r.as_dict()),
             ]
             for position, r in enumerate(result.devices)
@@ -330,6 +331,9 @@ def _store(
             for position, p in enumerate(result.pools)
         ),
     )
+    if on_postgresql:  # the planner's statistics, for the token lookups of the new rows
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {DeviceRow._meta.db_table}")
     SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
         status=SnapshotAnalysis.Status.DONE,
         error="",
