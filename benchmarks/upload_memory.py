@@ -63,8 +63,10 @@ def _phase(phase: str, mode: str, path: str, run_id: int) -> dict[str, Any]:
     from dradash.snapshots import services
     from dradash.snapshots.models import RunFile, Snapshot, SnapshotRun
 
-    # The analysis of the stored snapshot is a task of its own (benchmarks.pages measures it).
+    # The analysis of the stored snapshot is a task of its own (benchmarks.pages measures it),
+    # and the web process only queues the import (eagerly it would run the worker's part too).
     dradash.analysis.services.analysis_enqueue = lambda snapshot_id: None
+    services.upload_run_enqueue = lambda run_id: None
     connection.ensure_connection()
     parse_bundle([("warm.json", b'{"kind": "List", "items": []}')], max_bytes=100)
     # The high-water mark so far (setting up only grows memory, so it is about the RSS now);
