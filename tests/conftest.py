@@ -36,15 +36,18 @@ def django_db_setup(_require_postgresql: None, django_db_setup: None) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_snapshot_caches() -> Iterator[None]:
-    """Snapshot members and playground devices are cached per process by snapshot id, and test
-    databases reuse ids."""
+    """Snapshot members, playground devices, diffs and list counts are cached per process by
+    snapshot id, and test databases reuse ids."""
+    from dradash.compare.selectors import snapshot_diffs
+    from dradash.explorer.views import _Paginator
     from dradash.playground.services import snapshot_devices
     from dradash.snapshots.selectors import snapshot_members
 
-    for cache in (snapshot_members, snapshot_devices):
+    caches = (snapshot_members, snapshot_devices, snapshot_diffs, _Paginator.COUNTS)
+    for cache in caches:
         cache.clear()
     yield
-    for cache in (snapshot_members, snapshot_devices):
+    for cache in caches:
         cache.clear()
 
 

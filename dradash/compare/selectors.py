@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -43,7 +45,42 @@ def previous_snapshot_id(snapshot: Snapshot) -> int | None:
     )
 
 
+class _Diffs:
+    """The diffs of the few pairs of snapshots compared last, per process (snapshots never
+    change, so neither does their diff; a diff page is opened again with other filters)."""
+
+    SIZE = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._diffs: OrderedDict[tuple[int, int], SnapshotDiff] = OrderedDict()
+
+    def get(self, before: Snapshot, after: Snapshot) -> SnapshotDiff:
+        key = (before.pk, after.pk)
+        with self._lock:
+            if (found := self._diffs.get(key)) is not None:
+                self._diffs.move_to_end(key)
+                return found
+        found = _snapshot_diff(before, after)
+        with self._lock:
+            self._diffs[key] = found
+            while len(self._diffs) > self.SIZE:
+                self._diffs.popitem(last=False)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._diffs.clear()
+
+
+snapshot_diffs = _Diffs()
+
+
 def snapshot_diff(before: Snapshot, after: Snapshot) -> SnapshotDiff:
+    return snapshot_diffs.get(before, after)
+
+
+def _snapshot_diff(before: Snapshot, after: Snapshot) -> SnapshotDiff:
     """The diff of two snapshots of one cluster, loading only the stored objects that differ
     (a snapshot lists its objects' blob ids, and equal objects share a blob) and those the DRA
     sentences about them read; Pod stages come from the stored analyses."""
