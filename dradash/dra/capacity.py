@@ -114,7 +114,7 @@ class Capacity:
         self._usable: dict[tuple[Want, str], Usable | None] = {}
         self._holder: dict[int, float] = {}
         self._outlook: dict[tuple[Any, ...], tuple[bool, bool, list[Device]] | None] = {}
-        features = Features.for_version(state.meta.server_version)
+        features = Features.of(state)
         # Pools the allocator takes ExactCount devices from (dra-reference §5.2).
         self._pools = {id(p) for p in state.pools.values() if not skipped_pool(p, features)}
         # Devices an allocation blocks for other claims (admin access and devices that allow

@@ -518,7 +518,7 @@ def explain_claims(
             return cache[key]
         if not every_node and (*key[:-1], True) in cache:  # the answer on every node will do
             return cache[(*key[:-1], True)]
-    features = allocator.Features.for_version(state.meta.server_version)
+    features = allocator.Features.of(state)
     explanation = allocator.explain(
         state, claims, pod=pod, features=features, every_node=every_node
     )

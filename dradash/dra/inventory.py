@@ -150,7 +150,7 @@ def inventory(state: ClusterState) -> Inventory:
 
 
 def _inventory(state: ClusterState) -> Inventory:
-    features = Features.for_version(state.meta.server_version)
+    features = Features.of(state)
     problems = {key: skipped_pool(pool, features) for key, pool in state.pools.items()}
     statuses: dict[int, str] = {}
     tainted: set[int] = set()

@@ -31,6 +31,7 @@ from dradash.dra.cel import (
 )
 from dradash.dra.cel.compiler import KEYS, Context
 from dradash.dra.cel.device import ABSENT, conversion_error, freeze, projection
+from dradash.dra.cel.dialect import Dialect
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device, DeviceRequestSpec
 from dradash.dra.state import ClusterState
@@ -150,7 +151,10 @@ class Evaluation:
         source = row.device
         try:
             # A device of a DeviceIndex serves as its own CEL input; a snapshot's is converted.
-            device = cel_device(device_input(source) if isinstance(source, Device) else source)
+            device = cel_device(
+                device_input(source) if isinstance(source, Device) else source,
+                self.program.list_values,
+            )
         except CelEvalError:
             return [Clause(c) for c in row.verdict.failed_clauses]
         out = []
@@ -287,10 +291,11 @@ class DeviceIndex:
     per device and an evaluation reads only the columns its expression reads.
     """
 
-    VERSION = 2
+    VERSION = 3
 
     def __init__(self, payload: dict[str, Any]) -> None:
         self._payload = payload
+        self.dialect = Dialect(**payload["dialect"])
         drivers, pools, nodes = payload["drivers"], payload["pools"], payload["nodes"]
         self.devices = [
             IndexedDevice(self, i, drivers[d], pools[p], name, nodes[n], bool(multiple))
@@ -331,8 +336,10 @@ class DeviceIndex:
                         known[key] = len(values)
                         values.append(value)
                     codes[i] = known[key]
+        dialect = cel_dialect(state)
         payload = {
             "version": cls.VERSION,
+            "dialect": {"release": dialect.release, "list_types": dialect.list_types},
             **tables,
             "devices": [
                 [
@@ -415,7 +422,19 @@ def _build_device_table(state: ClusterState | DeviceIndex) -> DeviceTable:
         return state.devices, state.devices, state.errors  # type: ignore[return-value]
     devices = sorted(state.devices.values(), key=lambda d: d.key)
     inputs = [device_input(d) for d in devices]
-    return devices, inputs, [conversion_error(i) for i in inputs]
+    lists = cel_dialect(state).list_values
+    return devices, inputs, [conversion_error(i, lists) for i in inputs]
+
+
+def cel_dialect(state: ClusterState | DeviceIndex) -> Dialect:
+    """The CEL environment the snapshot's scheduler compiles selectors in (its release, and
+    whether its slices prove DRAListTypeAttributes on: allocator.Features.of)."""
+    if isinstance(state, DeviceIndex):
+        return state.dialect
+    # Imported here: the allocator package builds on this module.
+    from dradash.dra.allocator.features import Features
+
+    return Features.of(state).cel
 
 
 def evaluate(
@@ -427,6 +446,7 @@ def evaluate(
 ) -> Evaluation:
     """The verdict of the expression on every device of the state. Raises UnknownDeviceClass."""
     result = Evaluation(expression=expression, device_class=device_class)
+    dialect = cel_dialect(state)
     selectors: list[Selector] = []
     if device_class:
         cls = state.classes.get(device_class)
@@ -435,13 +455,13 @@ def evaluate(
         for i, class_expression in enumerate(cls.selectors):
             label = f"class {device_class}: selector #{i}: "
             try:
-                program = compile_selector(class_expression or "")
+                program = compile_selector(class_expression or "", dialect)
             except CelCompileError as exc:
                 result.compile_error = f"{label}CEL compile error: {exc}"
                 return result
             selectors.append(Selector(program, label))
     try:
-        result.program = compile_selector(expression)
+        result.program = compile_selector(expression, dialect)
     except CelCompileError as exc:
         result.compile_error = str(exc)
         return result
@@ -520,6 +540,7 @@ class Matcher:
         self._pending: set[Want] = set()
         self._results: dict[Want, list[Device] | None] = {}
         self._programs: dict[str, Program | None] = {}
+        self._dialect = cel_dialect(state)
 
     def add(self, want: Want) -> None:
         if want not in self._results:
@@ -536,7 +557,7 @@ class Matcher:
             return None
         if expression not in self._programs:
             try:
-                self._programs[expression] = compile_selector(expression)
+                self._programs[expression] = compile_selector(expression, self._dialect)
             except CelCompileError:
                 self._programs[expression] = None
         return self._programs[expression]

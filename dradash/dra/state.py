@@ -390,6 +390,11 @@ class ClusterState:
         """A derived value if it has been computed already, else None."""
         return self._derived.get(key)
 
+    @property
+    def has_list_attributes(self) -> bool:
+        """Whether a device publishes a list-typed attribute (``ints``, ``strings``, …)."""
+        return self.derived("has-list-attributes", _has_list_attributes)
+
     def derived(self, key: str, compute: Callable[[ClusterState], Any]) -> Any:
         """compute(self), once: a state never changes after build, so neither does this."""
         if key not in self._derived:
@@ -498,3 +503,14 @@ class ClusterState:
             "ResourceClaimTemplate": len(self.templates),
             "DeviceTaintRule": len(self.taint_rules),
         }
+
+
+LIST_ATTRIBUTE_KINDS = frozenset(("ints", "bools", "strings", "versions"))
+
+
+def _has_list_attributes(state: ClusterState) -> bool:
+    return any(
+        isinstance(value, dict) and not LIST_ATTRIBUTE_KINDS.isdisjoint(value)
+        for device in state.devices.values()
+        for value in device.attributes.values()
+    )

@@ -11,9 +11,13 @@ snapshot without one is judged by the newest release's rules, Kubernetes 1.37 (D
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-NEWEST = 37  # the newest Kubernetes minor release whose allocator this package follows
+from dradash.dra.cel.dialect import NEWEST, Dialect
+
+if TYPE_CHECKING:
+    from dradash.dra.state import ClusterState
 _VERSION = re.compile(r"\s*v?(\d+)\.(\d+)")
 
 
@@ -72,6 +76,18 @@ class Features:
             return "incubating"
         return "stable"
 
+    @property
+    def cel(self) -> Dialect:
+        """The DRA CEL environment the scheduler compiles selectors in."""
+        return Dialect(self.release, self.list_type_attributes, self.consumable_capacity)
+
+    @classmethod
+    def of(cls, state: ClusterState) -> Features:
+        """The features a snapshot's scheduler runs with: its version's defaults, and
+        DRAListTypeAttributes (alpha, off by default) where a ResourceSlice of a 1.36+ server
+        holds a list-typed attribute, which the apiserver only stores with the gate on."""
+        return state.derived("features", _features_of)
+
     @classmethod
     def for_version(cls, server_version: str) -> Features:
         """The default feature gates of a Kubernetes version ("v1.34.2"); unknown or "" means
@@ -91,3 +107,10 @@ class Features:
             skip_incomplete_pools=minor >= 35,
             release=minor,
         )
+
+
+def _features_of(state: ClusterState) -> Features:
+    features = Features.for_version(state.meta.server_version)
+    if features.release >= 36 and state.has_list_attributes:
+        return replace(features, list_type_attributes=True)
+    return features

@@ -16,10 +16,11 @@ from dradash.dra.allocator.consumable import quantity_of
 from dradash.dra.allocator.features import NEWEST
 from dradash.dra.cel import CelCompileError, Selector, compile_selector, evaluate_devices
 from dradash.dra.cel.device import DeviceInput, conversion_error
+from dradash.dra.cel.dialect import Dialect
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.fields import items, mapping, mappings, text
 from dradash.dra.gc import gc_paused
-from dradash.dra.matching import device_input, device_table
+from dradash.dra.matching import cel_dialect, device_input, device_table
 from dradash.dra.objects import Device, DeviceClass, ResourceSlice
 from dradash.dra.state import ClusterState
 
@@ -50,11 +51,12 @@ class SnapshotIndex:
         }
         self.inputs: list[DeviceInput] = []
         self.errors: list[str | None] = []
+        self.lists = cel_dialect(state).list_values  # how device_table converted devices
         for d in self.devices:
             pair = known.get(id(d))
             if pair is None:
                 value = device_input(d)
-                pair = (value, conversion_error(value))
+                pair = (value, conversion_error(value, self.lists))
             self.inputs.append(pair[0])
             self.errors.append(pair[1])
         self.columns: dict[tuple[str, ...], list[Any]] = {}  # evaluate_devices' cache
@@ -97,8 +99,17 @@ class SnapshotIndex:
         self.dedicated_unshared = frozenset(
             key for key, holders in self.holders.items() if any(not sh for _, sh in holders)
         )
-        self.verdicts: dict[tuple[str, tuple[str | None, ...]], list[Any]] = {}
+        self.verdicts: dict[tuple[Dialect, str, tuple[str | None, ...]], list[Any]] = {}
         self.capacities: dict[int, dict[str, tuple[Quantity, Any]]] = {}
+        self._other_errors: list[str | None] | None = None
+
+    def errors_for(self, dialect: Dialect) -> list[str | None]:
+        """The devices' conversion errors where this environment converts them."""
+        if dialect.list_values == self.lists:
+            return self.errors
+        if self._other_errors is None:
+            self._other_errors = [conversion_error(i, dialect.list_values) for i in self.inputs]
+        return self._other_errors
 
 
 def snapshot_index(state: ClusterState) -> SnapshotIndex:
@@ -196,6 +207,7 @@ def selector_verdicts(
     device_class: DeviceClass | None,
     selectors: Sequence[str | None],
     claim: str,
+    dialect: Dialect,
 ) -> list[Any]:
     """selectorsMatch for every device of the snapshot: True, CLASS_NO, REQUEST_NO, or the
     error the allocator would stop with (worded as upstream). Class selectors come first; a
@@ -213,7 +225,7 @@ def selector_verdicts(
                 problem = f"{label[:-2]}: CEL expression empty (unsupported selector type?)"
                 break
             try:
-                compiled.append(Selector(compile_selector(expression), label))
+                compiled.append(Selector(compile_selector(expression, dialect), label))
             except CelCompileError as exc:
                 problem = f"{label}CEL compile error: {exc}"
                 break
@@ -224,7 +236,7 @@ def selector_verdicts(
     out: list[Any] = []
     with gc_paused():
         for v in evaluate_devices(
-            compiled, index.inputs, errors=index.errors, columns=index.columns
+            compiled, index.inputs, errors=index.errors_for(dialect), columns=index.columns
         ):
             if v.error is not None:
                 out.append(

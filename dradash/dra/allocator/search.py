@@ -835,12 +835,13 @@ class Allocator:
     def verdicts(self, device_class: DeviceClass | None, spec: Spec) -> list[Any]:
         """The verdicts of a class and a request's selectors, cached on the snapshot; errors
         name the claim as CLAIM (see named)."""
-        key = (device_class.name if device_class else "", tuple(spec.selectors))
+        dialect = self.features.cel
+        key = (dialect, device_class.name if device_class else "", tuple(spec.selectors))
         cache = self.index.verdicts
         if key not in cache:
             if len(cache) >= 64:
                 cache.pop(next(iter(cache)))
-            cache[key] = selector_verdicts(self.index, device_class, spec.selectors, CLAIM)
+            cache[key] = selector_verdicts(self.index, device_class, spec.selectors, CLAIM, dialect)
         return cache[key]
 
     def capacities(self, device: Device) -> dict[str, tuple[Quantity, Any]]:

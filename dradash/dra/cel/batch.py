@@ -62,30 +62,31 @@ def _evaluate_devices(
 ) -> list[DeviceVerdict]:
     deadline = time.monotonic() + time_limit if time_limit else None
     reads = frozenset().union(*(s.program.reads for s in selectors))
+    lists = any(s.program.list_values for s in selectors)  # one environment compiled them all
     verdicts: list[DeviceVerdict | None] = [None] * len(devices)
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, (device, key) in enumerate(
         zip(devices, projections(reads, devices, columns), strict=True)
     ):
-        error = errors[i] if errors is not None else conversion_error(device)
+        error = errors[i] if errors is not None else conversion_error(device, lists)
         if error is not None:
             verdicts[i] = DeviceVerdict(matches=None, error=error)
             continue
         groups.setdefault(key, []).append(i)
     for members in groups.values():
-        verdict = _evaluate(selectors, devices[members[0]], deadline)
+        verdict = _evaluate(selectors, devices[members[0]], deadline, lists)
         for i in members:
             verdicts[i] = verdict
     return [v for v in verdicts if v is not None]
 
 
 def _evaluate(
-    selectors: Sequence[Selector], device: DeviceInput, deadline: float | None
+    selectors: Sequence[Selector], device: DeviceInput, deadline: float | None, lists: bool
 ) -> DeviceVerdict:
     if deadline is not None and time.monotonic() > deadline:
         return DeviceVerdict(None, "not evaluated: dradash's time limit for this request ran out")
     try:
-        value = cel_device(device)
+        value = cel_device(device, lists)
     except CelEvalError as exc:
         return DeviceVerdict(None, str(exc))
     limit = time.monotonic() + EVALUATION_TIME_LIMIT

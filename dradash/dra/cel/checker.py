@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from dradash.dra.cel import functions as fn
 from dradash.dra.cel import types as t
+from dradash.dra.cel.dialect import Dialect
 from dradash.dra.cel.syntax import (
     Call,
     Comprehension,
@@ -24,14 +25,20 @@ from dradash.dra.cel.syntax import (
 from dradash.dra.cel.types import T
 from dradash.dra.cel.values import UInt
 
-ATTRIBUTES = t.map_of(t.STRING, t.map_of(t.STRING, t.ANY))
 CAPACITY = t.map_of(t.STRING, t.map_of(t.STRING, t.QUANTITY))
-DEVICE_FIELDS = {
-    "driver": t.STRING,
-    "attributes": ATTRIBUTES,
-    "capacity": CAPACITY,
-    "allowMultipleAllocations": t.BOOL,
-}
+
+
+def _device_fields(dialect: Dialect) -> dict[str, T]:
+    """The fields of ``kubernetes.DRADevice`` in this environment."""
+    value = t.DYN if dialect.dyn_attributes else t.ANY
+    fields = {
+        "driver": t.STRING,
+        "attributes": t.map_of(t.STRING, t.map_of(t.STRING, value)),
+        "capacity": CAPACITY,
+    }
+    if dialect.allow_multiple_allocations:
+        fields["allowMultipleAllocations"] = t.BOOL
+    return fields
 
 
 class CheckError(ValueError):
@@ -79,7 +86,7 @@ def _qualified_name(e: Expr) -> str | None:
 
 
 class _Checker:
-    def __init__(self, allow_multiple_allocations: bool) -> None:
+    def __init__(self, dialect: Dialect) -> None:
         self.types: dict[int, T] = {}
         self.overloads: dict[int, list[str]] = {}
         self.functions: dict[int, str] = {}
@@ -88,9 +95,8 @@ class _Checker:
         self.mapping = t.Mapping()
         self.counter = 0
         self.scopes: list[dict[str, T]] = []
-        self.device_fields = dict(DEVICE_FIELDS)
-        if not allow_multiple_allocations:
-            del self.device_fields["allowMultipleAllocations"]
+        self.device_fields = _device_fields(dialect)
+        self.includes = dialect.includes
 
     def error(self, e: Expr, message: str) -> None:
         self.errors.append((e.pos, message))
@@ -119,7 +125,10 @@ class _Checker:
         return None
 
     def lookup_function(self, name: str) -> fn.Function | None:
-        return fn.ENV.get(name.removeprefix("."))
+        name = name.removeprefix(".")
+        if name == "includes" and not self.includes:
+            return None
+        return fn.ENV.get(name)
 
     def check(self, e: Expr) -> None:
         if isinstance(e, Literal):
@@ -338,7 +347,7 @@ class _Checker:
             var_t = range_t.params[0]
             if e.iter_var2:
                 var2_t = range_t.params[1]
-        elif range_t.kind in ("dyn", "any", "error", "param"):
+        elif range_t.kind in ("dyn", "error", "param"):
             self.assignable(t.DYN, range_t)
             var_t = t.DYN
             var2_t = t.DYN if e.iter_var2 else None
@@ -372,8 +381,8 @@ class _Checker:
             )
 
 
-def check(root: Expr, *, allow_multiple_allocations: bool = True) -> Checked:
-    c = _Checker(allow_multiple_allocations)
+def check(root: Expr, dialect: Dialect) -> Checked:
+    c = _Checker(dialect)
     c.check(root)
     if c.errors:
         raise CheckError(sorted(c.errors, key=lambda x: x[0]))

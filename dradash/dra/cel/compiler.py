@@ -111,6 +111,7 @@ class Program:
     fn: Eval
     reads: frozenset[tuple[str, ...]]  # the device paths the expression reads
     clauses: list[tuple[str, Eval]] = field(default_factory=list)  # top-level && operands
+    list_values: bool = False  # whether a device's list-typed attributes are CEL lists
 
     def evaluate(self, device: dict[str, Any], ctx: Context | None = None) -> Any:
         return self.fn(ctx or Context(), {"device": device})
@@ -844,7 +845,9 @@ def _optional_index(obj: Any, key: Any) -> Optional:
     return NONE
 
 
-def plan(expression: str, checked: Checked, *, optimize: bool = True) -> Program:
+def plan(
+    expression: str, checked: Checked, *, optimize: bool = True, list_values: bool = False
+) -> Program:
     planner = _Planner(checked, optimize)
     try:
         root = planner.plan(checked.root)
@@ -861,7 +864,7 @@ def plan(expression: str, checked: Checked, *, optimize: bool = True) -> Program
         for part, start, end in zip(parts, bounds, ends, strict=True):
             sub = _Planner(checked)
             clauses.append((expression[start:end].strip(), sub.plan(part).fn))
-    return Program(expression, root.fn, frozenset(planner.reads), clauses)
+    return Program(expression, root.fn, frozenset(planner.reads), clauses, list_values)
 
 
 def _top_level(expression: str) -> set[int]:

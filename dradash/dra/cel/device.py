@@ -2,9 +2,12 @@
 
 ``device.attributes`` and ``device.capacity`` are maps of domain → id → value. A published name
 ``dra.example.com/model`` lands under domain ``dra.example.com``; an unqualified ``model`` under
-the device's driver (dra-reference §1.4). Attribute values become int, bool, string or Semver;
-capacities become Quantity. Like Kubernetes' compile.go, every attribute is converted before the
-expression runs, so one bad version string makes every selector fail on that device.
+the device's driver (dra-reference §1.4). Attribute values become int, bool, string or Semver,
+and list-typed ones (``ints``, ``bools``, ``strings``, ``versions``; KEP-5491) lists of them where
+the environment converts lists (``Dialect.list_values``); capacities become Quantity. Like
+Kubernetes' compile.go, every attribute is converted before the expression runs, so one bad
+version string, or a list where lists are not converted, makes every selector fail on that
+device.
 """
 
 from __future__ import annotations
@@ -48,9 +51,33 @@ def _quantity(text: str) -> Quantity:
     return Quantity.parse(text)
 
 
-def attribute_value(name: str, raw: Any) -> Any:
-    """getAttributeValue(): the CEL value of one attribute, or CelEvalError."""
+_LISTS = {"ints": int, "bools": bool, "strings": str}
+
+
+def _list_value(name: str, raw: dict[str, Any]) -> list[Any] | None:
+    """The list of a list-typed attribute, or None when it has none."""
+    for kind, of in _LISTS.items():
+        values = raw.get(kind)
+        if isinstance(values, list) and all(
+            type(v) is of or (of is int and isinstance(v, int) and not isinstance(v, bool))
+            for v in values
+        ):
+            return list(values)
+    versions = raw.get("versions")
+    if isinstance(versions, list) and all(isinstance(v, str) for v in versions):
+        try:
+            return [_semver(v) for v in versions]
+        except SemverError as exc:
+            raise CelEvalError(f"attribute {name}: parse semantic version: {exc}") from None
+    return None
+
+
+def attribute_value(name: str, raw: Any, lists: bool = False) -> Any:
+    """getAttributeValue(): the CEL value of one attribute, or CelEvalError. List values are
+    looked at first, and only with ``lists``."""
     if isinstance(raw, dict):
+        if lists and (values := _list_value(name, raw)) is not None:
+            return values
         if isinstance(raw.get("int"), int) and not isinstance(raw.get("int"), bool):
             return raw["int"]
         if isinstance(raw.get("bool"), bool):
@@ -65,12 +92,12 @@ def attribute_value(name: str, raw: Any) -> Any:
     raise CelEvalError(f"attribute {name}: unsupported attribute value")
 
 
-def cel_device(device: DeviceInput) -> dict[str, Any]:
+def cel_device(device: DeviceInput, lists: bool = False) -> dict[str, Any]:
     """The value of the ``device`` variable. Raises CelEvalError for an unusable attribute."""
     attributes: DomainMap = DomainMap()
     for name, raw in device.attributes.items():
         domain, ident = qualify(name, device.driver)
-        attributes.setdefault(domain, {})[ident] = attribute_value(ident, raw)
+        attributes.setdefault(domain, {})[ident] = attribute_value(ident, raw, lists)
     capacity: DomainMap = DomainMap()
     for name, raw in device.capacity.items():
         domain, ident = qualify(name, device.driver)
@@ -90,7 +117,7 @@ def cel_device(device: DeviceInput) -> dict[str, Any]:
     }
 
 
-def conversion_error(device: DeviceInput) -> str | None:
+def conversion_error(device: DeviceInput, lists: bool = False) -> str | None:
     """Why the device cannot be turned into a CEL value (every selector then fails on it)."""
     for name, raw in device.attributes.items():
         if type(raw) is dict and len(raw) == 1:
@@ -104,7 +131,7 @@ def conversion_error(device: DeviceInput) -> str | None:
                 except SemverError:
                     pass
         try:
-            attribute_value(qualify(name, device.driver)[1], raw)
+            attribute_value(qualify(name, device.driver)[1], raw, lists)
         except CelEvalError as exc:
             return str(exc)
     for name, raw in device.capacity.items():

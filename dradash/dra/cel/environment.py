@@ -1,6 +1,11 @@
 """Compiling selectors as ``k8s.io/dynamic-resource-allocation/cel`` does (compile.go at
-v0.36.2): the length limit, cel-go's parser, checker and AST validators, the result-type rule,
-then the program (planner.py). Compiled programs are cached."""
+v0.36.2 and 1.37): the length limit, cel-go's parser, checker and AST validators, the
+result-type rule, then the program (planner.py). Compiled programs are cached.
+
+Which environment compiles depends on the release and the gates (``Dialect``): the scheduler
+and unchanged stored selectors use ``StoredExpressions``, which ignores feature gates; the
+apiserver checks a new or changed selector with ``NewExpressions``, which honours them.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from functools import lru_cache
 
 from dradash.dra.cel.checker import CheckError, check
 from dradash.dra.cel.compiler import CelCompileError, Program, plan
+from dradash.dra.cel.dialect import DEFAULT, Dialect
 from dradash.dra.cel.syntax import CelSyntaxError, parse
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
@@ -32,13 +38,8 @@ def display(expression: str, errors: list[tuple[int, str]]) -> str:
 
 
 @lru_cache(maxsize=512)
-def compile_selector(expression: str, *, consumable_capacity: bool = True) -> Program:
-    """A checked, compiled selector, or CelCompileError with Kubernetes' wording.
-
-    ``consumable_capacity=False`` checks a new expression as an apiserver with the
-    DRAConsumableCapacity gate off would (no ``device.allowMultipleAllocations``); the scheduler
-    evaluates stored expressions, which always know the field.
-    """
+def compile_selector(expression: str, dialect: Dialect = DEFAULT) -> Program:
+    """A checked, compiled selector, or CelCompileError with Kubernetes' wording."""
     size = len(expression.encode())
     if size > MAX_EXPRESSION_LENGTH:
         raise CelCompileError(
@@ -47,7 +48,7 @@ def compile_selector(expression: str, *, consumable_capacity: bool = True) -> Pr
         )
     try:
         tree = parse(expression)
-        checked = check(tree, allow_multiple_allocations=consumable_capacity)
+        checked = check(tree, dialect)
     except (CelSyntaxError, CheckError) as exc:
         raise CelCompileError("compilation failed: " + display(expression, exc.errors)) from None
     except RecursionError:
@@ -55,10 +56,10 @@ def compile_selector(expression: str, *, consumable_capacity: bool = True) -> Pr
             "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
         ) from None
     output = checked.output_type
-    if output.kind not in ("bool", "any"):
+    if output.kind not in ("bool", "any") and not (output.kind == "dyn" and dialect.dyn_attributes):
         raise CelCompileError(f"must evaluate to bool or the unknown type, not {output}")
     try:
-        return plan(expression, checked)
+        return plan(expression, checked, list_values=dialect.list_values)
     except RecursionError:
         raise CelCompileError(
             "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"

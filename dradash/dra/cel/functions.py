@@ -1678,6 +1678,31 @@ def _declare_kubernetes_1_28() -> None:
     )
 
 
+MAX_ATTRIBUTE_VALUES = 48  # resourceapi.ResourceSliceMaxAttributeValuesPerDevice
+
+
+def _includes(target: Any, arg: Any) -> bool:
+    """compile.go includesFunc: ``<arg> in <target>`` for a list attribute, ``==`` for a
+    scalar one; refuses lists longer than a device may publish."""
+    if isinstance(target, list):
+        for i, item in enumerate(target):
+            if i >= MAX_ATTRIBUTE_VALUES:
+                raise CelEvalError(
+                    "'includes' function cannot be applied to lists longer than "
+                    f"{MAX_ATTRIBUTE_VALUES} values"
+                )
+            if equals(item, arg):
+                return True
+        return False
+    return equals(target, arg)
+
+
+def _declare_dra() -> None:
+    # 1.36 (KEP-5491): declared in the stored environment whatever DRAListTypeAttributes says;
+    # the checker hides it where the environment does not have it (cel.dialect).
+    declare("includes", m("dra_includes_dyn_dyn", [t.DYN, t.DYN], BOOL, _includes))
+
+
 def _declare_strings_v2() -> None:
     declare("charAt", m("string_char_at_int", [STR, INT], STR, _char_at))
     declare(
@@ -1854,6 +1879,7 @@ _declare_sets()
 _declare_net()
 _declare_format()
 _declare_comprehensions_and_lists()
+_declare_dra()
 
 # Identifiers that name types (the standard library's type variables, and the types the
 # libraries register): `type(x) == int`.

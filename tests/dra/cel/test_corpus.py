@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 from dradash.dra.cel import CelCompileError, CelEvalError, DeviceInput, cel_device, compile_selector
+from dradash.dra.cel.dialect import Dialect
+
+KUBERNETES_1_36 = Dialect(release=36)  # the recording's scheduler: 1.36's default gates
 
 CORPUS = Path(__file__).parent / "data" / "cases-1.36.jsonl.gz"
 with gzip.open(CORPUS, "rt") as lines:
@@ -36,7 +39,7 @@ def outcome(case: dict[str, Any]) -> tuple[str, str]:
         allow_multiple_allocations=bool(device.get("allowMultipleAllocations")),
     )
     try:
-        program = compile_selector(case["expression"])
+        program = compile_selector(case["expression"], KUBERNETES_1_36)
     except CelCompileError as exc:
         return "compile error", str(exc)
     try:

@@ -11,11 +11,12 @@ import pytest
 from dradash.dra.cel import DeviceInput, cel_device, compile_selector
 from dradash.dra.cel.checker import check
 from dradash.dra.cel.compiler import Context, plan
+from dradash.dra.cel.dialect import DEFAULT
 from dradash.dra.cel.syntax import parse
 
 
 def actual_cost(expression: str, *, optimize: bool = False, device: object = None) -> int:
-    program = plan(expression, check(parse(expression)), optimize=optimize)
+    program = plan(expression, check(parse(expression), DEFAULT), optimize=optimize)
     ctx = Context()
     program.evaluate(device or {}, ctx)  # type: ignore[arg-type]
     return ctx.cost

@@ -11,6 +11,7 @@ import pytest
 
 from dradash.dra.cel import CelCompileError, CelEvalError, DeviceInput, cel_device
 from dradash.dra.cel import compile_selector as compile_
+from dradash.dra.cel.dialect import Dialect
 
 
 @dataclass
@@ -277,11 +278,17 @@ def test_the_table_has_all_37_cases() -> None:
     assert len({c.name for c in CASES}) == 37
 
 
+def dialect_of(case: Case) -> Dialect:
+    if case.new_expression_gate_off:
+        return Dialect(consumable_capacity=False, new_expressions=True)
+    return Dialect()
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_kubernetes_selector_case(case: Case) -> None:
     if case.compile_error:
         with pytest.raises(CelCompileError) as excinfo:
-            compile_(case.expression, consumable_capacity=not case.new_expression_gate_off)
+            compile_(case.expression, dialect_of(case))
         assert case.compile_error in str(excinfo.value)
         return
     program = compile_(case.expression)
