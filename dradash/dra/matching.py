@@ -98,6 +98,10 @@ class Evaluation:
     compile_error: str | None = None
     rows: list[DeviceRow] = field(default_factory=list)
     program: Program | None = None  # the expression's, for diagnostics
+    dialect: Dialect = field(default_factory=Dialect)  # the environment it was compiled in
+    # Why the apiserver of that release would refuse the expression in a new or changed
+    # selector (NewExpressions honours the gates) although the scheduler evaluates it.
+    new_selector_error: str | None = None
 
     @cached_property
     def _states(self) -> dict[str, list[DeviceRow]]:
@@ -339,7 +343,11 @@ class DeviceIndex:
         dialect = cel_dialect(state)
         payload = {
             "version": cls.VERSION,
-            "dialect": {"release": dialect.release, "list_types": dialect.list_types},
+            "dialect": {
+                "release": dialect.release,
+                "list_types": dialect.list_types,
+                "consumable_capacity": dialect.consumable_capacity,
+            },
             **tables,
             "devices": [
                 [
@@ -445,8 +453,8 @@ def evaluate(
     time_limit: float | None = None,
 ) -> Evaluation:
     """The verdict of the expression on every device of the state. Raises UnknownDeviceClass."""
-    result = Evaluation(expression=expression, device_class=device_class)
     dialect = cel_dialect(state)
+    result = Evaluation(expression=expression, device_class=device_class, dialect=dialect)
     selectors: list[Selector] = []
     if device_class:
         cls = state.classes.get(device_class)
@@ -465,6 +473,10 @@ def evaluate(
     except CelCompileError as exc:
         result.compile_error = str(exc)
         return result
+    try:
+        compile_selector(expression, dialect.as_new_expression())
+    except CelCompileError as exc:
+        result.new_selector_error = str(exc)
     selectors.append(Selector(result.program))
     devices, inputs, errors = device_table(state)
     with gc_paused():  # tens of thousands of small objects, none cyclic

@@ -47,6 +47,9 @@ class SelectorSummarySerializer(serializers.Serializer):
 
 class SelectorEvaluationSerializer(serializers.Serializer):
     compile_error = SelectorCompileErrorSerializer(allow_null=True)
+    # Compiles for the scheduler, but the apiserver refuses it in a new or changed selector
+    # (its feature gates, e.g. includes() without DRAListTypeAttributes).
+    new_selector_error = SelectorCompileErrorSerializer(allow_null=True)
     results = SelectorResultSerializer(many=True)
     summary = SelectorSummarySerializer()
 
@@ -130,12 +133,13 @@ class SelectorEvaluateApi(BaseApi):
             raise serializers.ValidationError({"device_class": [str(exc)]}) from None
         except NotAnalysed as exc:
             raise AnalysisNotReady(exc.analysis) from None
-        error = evaluation.compile_error
+        error, refused = evaluation.compile_error, evaluation.new_selector_error
         with gc_paused():
             results = [_result(row) for row in evaluation.rows]
         return Response(
             {
                 "compile_error": {"message": error} if error else None,
+                "new_selector_error": {"message": refused} if refused else None,
                 "results": results,
                 "summary": evaluation.summary,
             }
