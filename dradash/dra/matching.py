@@ -34,7 +34,7 @@ from dradash.dra.cel.device import ABSENT, conversion_error, freeze, projection
 from dradash.dra.cel.dialect import Dialect
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device, DeviceRequestSpec
-from dradash.dra.state import ClusterState
+from dradash.dra.state import LIST_ATTRIBUTE_KINDS, ClusterState
 
 # Attributes worth a column in a table of devices, in order of preference.
 KEY_ATTRIBUTES = (
@@ -82,13 +82,16 @@ class Clause:
 class ErrorHint:
     """What a runtime error on a group of devices means, when dradash can tell."""
 
-    kind: str  # "capacity": the key is a capacity of the devices; "missing": they lack it
+    # "capacity": the key is a capacity of the devices; "missing": they lack it; "list": it is
+    # a list-typed attribute, which this release's CEL does not convert
+    kind: str
     key: str
     domain: str = ""
 
 
 HINT_ROWS = 50  # devices of an error group looked at for a hint (their maps are built lazily)
 NO_SUCH_KEY = re.compile(r"no such key: (?P<key>[^\s,;)]+)")
+UNSUPPORTED = re.compile(r"attribute (?P<key>\S+): unsupported attribute value")
 
 
 @dataclass
@@ -176,7 +179,15 @@ class Evaluation:
 def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> ErrorHint | None:
     """For "no such key: X": whether X is a capacity of these devices (looked up under
     ``device.attributes`` by mistake; its domain the one the expression names, if it is one of
-    theirs), else that they lack the attribute."""
+    theirs), else that they lack the attribute. For "unsupported attribute value": that the
+    attribute is list-typed."""
+    if (unsupported := UNSUPPORTED.search(message)) is not None:
+        key = unsupported["key"]
+        for row in rows[:HINT_ROWS]:
+            for name, value in row.device.attributes.items():
+                if name.rpartition("/")[2] == key and not LIST_ATTRIBUTE_KINDS.isdisjoint(value):
+                    return ErrorHint("list", key)
+        return None
     match = NO_SUCH_KEY.search(message)
     if match is None:
         return None

@@ -63,6 +63,15 @@ def test_a_1_35_server_knows_neither_lists_nor_includes(api_client, fixtures_dir
     }
 
 
+def test_the_page_says_why_list_attributes_fail(client_logged_in, fixtures_dir) -> None:
+    snapshot = snapshot_of(fixtures_dir, "v1.35.2")
+    page = client_logged_in.get(
+        "/playground/", {"snapshot": snapshot.pk, "expression": 'device.driver != ""'}
+    ).content.decode()
+    assert "<code>pcieRoot</code> is a <strong>list-typed attribute</strong>" in page
+    assert "Kubernetes 1.35 has no list-typed attributes" in page
+
+
 def test_includes_without_the_gate_runs_but_a_new_claim_would_be_refused(
     api_client, client_logged_in, demo
 ) -> None:
