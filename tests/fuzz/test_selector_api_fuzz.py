@@ -262,9 +262,14 @@ def check_answer(response: Any) -> dict[str, Any]:
         assert isinstance(data, dict | list)
         event("400")
         return data
-    assert set(data) == {"compile_error", "results", "summary"}
+    assert set(data) == {"compile_error", "new_selector_error", "results", "summary"}
     error = data["compile_error"]
-    assert error is None or (set(error) == {"message"} and isinstance(error["message"], str))
+    for message in (error, data["new_selector_error"]):
+        assert message is None or (
+            set(message) == {"message"} and isinstance(message["message"], str)
+        )
+    if error is not None:
+        assert data["new_selector_error"] is None  # it compiled for the scheduler first
     results = data["results"]
     for row in results:
         assert isinstance(row["driver"], str)
