@@ -163,14 +163,13 @@ class _AttributeFilter(django_filters.CharFilter):
     def filter(self, qs: QuerySet[Any], value: AttributeFilter | None) -> QuerySet[Any]:
         if value is None:
             return qs
+        tokens = attribute_filter_tokens(value)
+        if len(tokens) == 1:
+            return self.parent.require(qs, tokens[0])
         query = Q()
-        for token in attribute_filter_tokens(value):
+        for token in tokens:
             query |= _has_token(token)
         return qs.filter(query)
-
-
-def _device_class(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
-    return queryset.filter(_has_token(f"class:{value}")) if value else queryset
 
 
 def _device_search(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
@@ -179,44 +178,57 @@ def _device_search(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[A
     return queryset.filter(Q(device__icontains=value) | Q(claims__icontains=value))
 
 
-def _device_state(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
-    if value == "tainted":
-        return queryset.filter(tainted=True)
-    if value and connection.vendor == "postgresql":
-        return queryset.filter(_has_token(f"status:{value}"))
-    return queryset.filter(status=value) if value else queryset
-
-
 class DeviceFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method=_device_search, **NAME)
     driver = django_filters.CharFilter(**NAME)
     pool = django_filters.CharFilter(**NAME)
-    device_class = django_filters.CharFilter(method=_device_class, **NAME)
+    device_class = django_filters.CharFilter(method="filter_class", **NAME)
     node = django_filters.CharFilter(**NAME)
-    state = django_filters.ChoiceFilter(choices=DEVICE_STATES, method=_device_state)
+    state = django_filters.ChoiceFilter(choices=DEVICE_STATES, method="filter_state")
     attribute = _AttributeFilter(max_length=400)
 
     class Meta:
         model = models.DeviceRow
         fields: list[str] = []
 
-    TOKEN_FILTERS = ("device_class", "state", "attribute")
-
     def __init__(self, *args: Any, snapshot_id: int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.snapshot_id = snapshot_id
+        self._tokens: list[str] | None = None
+
+    def require(self, queryset: QuerySet[Any], token: str) -> QuerySet[Any]:
+        """Devices with this token. On PostgreSQL the tokens a filter requires are looked up
+        together, as one containment: the GIN index finds the rows that have them all, and each
+        row found is checked once, not once per filter."""
+        if self._tokens is not None:
+            self._tokens.append(token)
+            return queryset
+        return queryset.filter(_has_token(token))
+
+    def filter_class(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        return self.require(queryset, f"class:{value}") if value else queryset
+
+    def filter_state(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        if value == "tainted":
+            return queryset.filter(tainted=True)
+        if value and connection.vendor == "postgresql":
+            return self.require(queryset, f"status:{value}")
+        return queryset.filter(status=value) if value else queryset
 
     def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        """On PostgreSQL the class, state and attribute filters are index lookups of tokens;
-        with the snapshot's own token, the index finds only that snapshot's devices."""
-        found = super().filter_queryset(queryset)
-        if (
-            connection.vendor == "postgresql"
-            and self.snapshot_id is not None
-            and any(self.form.cleaned_data.get(name) for name in self.TOKEN_FILTERS)
-        ):
-            found = found.filter(_has_token(f"snapshot:{self.snapshot_id}"))
-        return found
+        if connection.vendor != "postgresql":
+            return super().filter_queryset(queryset)
+        self._tokens = []
+        try:
+            found = super().filter_queryset(queryset)
+            tokens = self._tokens
+        finally:
+            self._tokens = None
+        if not tokens:
+            return found
+        if self.snapshot_id is not None:  # then the index finds only this snapshot's devices
+            tokens.append(f"snapshot:{self.snapshot_id}")
+        return found.filter(tokens__contains=tokens)
 
 
 def openapi_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:
