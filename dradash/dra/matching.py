@@ -185,7 +185,11 @@ def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> Err
         key = unsupported["key"]
         for row in rows[:HINT_ROWS]:
             for name, value in row.device.attributes.items():
-                if name.rpartition("/")[2] == key and not LIST_ATTRIBUTE_KINDS.isdisjoint(value):
+                if (
+                    name.rpartition("/")[2] == key
+                    and isinstance(value, dict)
+                    and not LIST_ATTRIBUTE_KINDS.isdisjoint(value)
+                ):
                     return ErrorHint("list", key)
         return None
     match = NO_SUCH_KEY.search(message)
