@@ -195,14 +195,16 @@ def ensure_redis() -> None:
 
 
 def ensure_fault_tools() -> None:
-    """initdb/postgres and redis-server for the tests that start servers of their own
+    """initdb/postgres, redis-server and nginx for the tests that start servers of their own
     (tests/servers.py: tests/faults/, tests/security/), even when DATABASE_URL and
-    DRADASH_TEST_REDIS_URL point elsewhere."""
+    DRADASH_TEST_REDIS_URL point elsewhere. nginx is the front proxy as deployed."""
     missing = []
     if not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")):
         missing.append("postgresql")
     if not shutil.which("redis-server"):
         missing.append("redis-server")
+    if not shutil.which("nginx", path=f"{os.environ.get('PATH', '')}:/usr/sbin"):
+        missing.append("nginx-light")
     if not missing:
         return
     say(f"{' and '.join(missing)} not installed: the fault tests start their own servers")

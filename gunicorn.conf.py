@@ -3,6 +3,11 @@
 
     DRADASH_BIND         address to listen on (default 0.0.0.0:8000)
     WEB_CONCURRENCY      worker processes (default 3)
+    DRADASH_WORKER_NICE  niceness added to each worker (default 0); the gunicorn that serves
+                         selector evaluations runs with 10, so that pages win the CPU
+
+In production gunicorn sits behind nginx (deploy/kubernetes/nginx.conf.template), which buffers
+slow clients: its sync workers serve one request at a time and must never wait for a client.
 
 The access log goes to standard output through dradash.logs.GunicornLogger, which masks share
 tokens (/share/<token>/…) in every field. Requests time out after 30 s; the database statement
@@ -30,8 +35,14 @@ control_socket_disable = True
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 
 
+WORKER_NICE = int(os.environ.get("DRADASH_WORKER_NICE") or 0)
+
+
 def post_worker_init(worker: object) -> None:
-    """Web requests get the web database timeouts (dradash.db; settings.DRADASH_DB_TIMEOUTS)."""
+    """Web requests get the web database timeouts (dradash.db; settings.DRADASH_DB_TIMEOUTS);
+    workers run at the niceness DRADASH_WORKER_NICE asks for."""
     from dradash.db import use_timeouts
 
     use_timeouts("web")
+    if WORKER_NICE > 0:
+        os.nice(WORKER_NICE)

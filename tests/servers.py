@@ -10,6 +10,8 @@ shared PostgreSQL (5432) and Redis (6379) other tests and people use:
 - ``Gunicorn``: the web server as deployed (``gunicorn -c gunicorn.conf.py dradash.wsgi``), its
   access log and error log captured.
 - ``CeleryWorker``: ``celery -A dradash worker`` with the prefork pool, as deployed.
+- ``Nginx``: the front proxy as deployed (``deploy/kubernetes/nginx.conf.template``), rendered
+  for upstreams on 127.0.0.1.
 - ``Browser``: an HTTP client with cookies (sessions, CSRF) and no redirect following.
 
 Processes run with DJANGO_SETTINGS_MODULE=dradash.settings outside pytest (no TESTING): the
@@ -291,6 +293,7 @@ class Gunicorn:
         self.port = free_port()
         self.args = args
         self.logdir = logdir or Path(tempfile.mkdtemp(prefix="dradash-test-gunicorn-"))
+        self.logdir.mkdir(parents=True, exist_ok=True)
         self.stdout = self.logdir / "gunicorn.out"
         self.stderr = self.logdir / "gunicorn.err"
         self.env = {
@@ -324,6 +327,94 @@ class Gunicorn:
 
     def stop(self) -> None:
         _stop(self.process, signal.SIGTERM)
+        self.process = None
+
+
+NGINX_TEMPLATE = ROOT / "deploy" / "kubernetes" / "nginx.conf.template"
+
+
+def nginx_bin() -> str | None:
+    """nginx, from PATH or Debian's /usr/sbin (not on a non-root PATH)."""
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+
+
+def render_nginx_template(upstreams: Mapping[str, str]) -> str:
+    """The deployed template with its variables filled in, as the nginx image's envsubst does
+    (only the variables given: nginx's own ``$host`` and the like stay)."""
+    text = NGINX_TEMPLATE.read_text()
+    for name, value in upstreams.items():
+        text = text.replace("${" + name + "}", value)
+    if "${" in text:
+        raise AssertionError(f"unfilled variable in {NGINX_TEMPLATE.name}: {text}")
+    return text
+
+
+class Nginx:
+    """The front proxy on a free port, in front of ``web`` and ``evaluate`` (host:port)."""
+
+    def __init__(self, web: str, evaluate: str, workdir: Path | None = None) -> None:
+        self.port = free_port()
+        self.dir = workdir or Path(tempfile.mkdtemp(prefix="dradash-test-nginx-"))
+        self.dir.mkdir(parents=True, exist_ok=True)
+        server = render_nginx_template(
+            {"DRADASH_WEB_UPSTREAM": web, "DRADASH_EVALUATE_UPSTREAM": evaluate}
+        ).replace("listen 8080 default_server;", f"listen 127.0.0.1:{self.port} default_server;")
+        # The deployed image's nginx.conf around it: one worker, temp files in our directory.
+        user = "user root;" if os.geteuid() == 0 else ""
+        (self.dir / "nginx.conf").write_text(
+            f"""{user}
+worker_processes 1;
+daemon off;
+pid {self.dir}/nginx.pid;
+error_log {self.dir}/error.log notice;
+events {{ worker_connections 512; }}
+http {{
+    client_body_temp_path {self.dir}/body;
+    proxy_temp_path {self.dir}/proxy;
+    fastcgi_temp_path {self.dir}/fastcgi;
+    uwsgi_temp_path {self.dir}/uwsgi;
+    scgi_temp_path {self.dir}/scgi;
+{server}
+}}
+"""
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self, *args: str) -> list[str]:
+        binary = nginx_bin()
+        if binary is None:
+            raise AssertionError("nginx is not installed (python3 dev.py test installs it)")
+        return [binary, "-p", str(self.dir), "-c", str(self.dir / "nginx.conf"), *args]
+
+    def check(self) -> subprocess.CompletedProcess[str]:
+        """``nginx -t``: the configuration is valid."""
+        return subprocess.run(self.command("-t"), capture_output=True, text=True)
+
+    def start(self) -> Nginx:
+        with (self.dir / "nginx.out").open("ab") as out:
+            self.process = subprocess.Popen(self.command(), stdout=out, stderr=out)
+        wait_for(self._ready, 30, f"nginx on port {self.port}")
+        return self
+
+    def _ready(self) -> bool:
+        if self.process is not None and self.process.poll() is not None:
+            raise AssertionError(f"nginx exited:\n{self.output()}")
+        return port_open(self.port)
+
+    def output(self) -> str:
+        parts = []
+        for name in ("nginx.out", "error.log"):
+            path = self.dir / name
+            if path.exists():
+                parts.append(f"--- {name} ---\n{path.read_text(errors='replace')[-4000:]}")
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        _stop(self.process, signal.SIGQUIT)
         self.process = None
 
 
