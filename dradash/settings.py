@@ -403,5 +403,11 @@ LOGGING = {
 }
 
 # Selector playground: wall-clock seconds one evaluation request may take (each expression also
-# has Kubernetes' cost limit).
+# has Kubernetes' cost limit), and the seconds of evaluation each user gets per minute, for the
+# playground page and the selector API together (429 beyond; counted in the default cache).
 DRADASH_SELECTOR_TIME_LIMIT = envint("DRADASH_SELECTOR_TIME_LIMIT", 5)
+DRADASH_SELECTOR_SECONDS_PER_MINUTE = envint("DRADASH_SELECTOR_SECONDS_PER_MINUTE", 20)
+if not 1 <= DRADASH_SELECTOR_TIME_LIMIT <= 60:
+    raise ImproperlyConfigured("DRADASH_SELECTOR_TIME_LIMIT must be from 1 to 60 seconds")
+if DRADASH_SELECTOR_SECONDS_PER_MINUTE < 1:
+    raise ImproperlyConfigured("DRADASH_SELECTOR_SECONDS_PER_MINUTE must be at least 1")

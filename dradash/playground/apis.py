@@ -13,7 +13,12 @@ from dradash.api import BaseApi
 from dradash.dra import matching
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
-from dradash.playground.services import NotAnalysed, selector_evaluate
+from dradash.playground.services import (
+    EvaluationTimeSpent,
+    NotAnalysed,
+    evaluation_time,
+    selector_evaluate,
+)
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import snapshot_list
 
@@ -120,7 +125,9 @@ class SelectorEvaluateApi(BaseApi):
         "every device of a snapshot's current pools (optionally after a DeviceClass's own "
         "selectors), or on ResourceSlices given inline. A device on which the expression "
         "raises an error has `matches: null` and the error: such a device aborts scheduling "
-        "of any Pod whose claim uses the selector. Rate limited per user (429).",
+        "of any Pod whose claim uses the selector. Rate limited per user (429), in requests "
+        "(DRADASH_SELECTOR_RATE) and in evaluation time (DRADASH_SELECTOR_SECONDS_PER_MINUTE), "
+        "for this API and the playground page together.",
         request=InputSerializer,
         responses=SelectorEvaluationSerializer,
     )
@@ -128,7 +135,10 @@ class SelectorEvaluateApi(BaseApi):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            evaluation = selector_evaluate(**data.validated_data)
+            with evaluation_time(request.user.pk) as seconds:
+                evaluation = selector_evaluate(**data.validated_data, time_limit=seconds)
+        except EvaluationTimeSpent as exc:
+            raise exceptions.Throttled(exc.retry_after, detail=str(exc)) from None
         except matching.UnknownDeviceClass as exc:
             raise serializers.ValidationError({"device_class": [str(exc)]}) from None
         except NotAnalysed as exc:

@@ -1,13 +1,19 @@
-"""Evaluating a selector against a stored snapshot or inline ResourceSlices."""
+"""Evaluating a selector against a stored snapshot or inline ResourceSlices, within each user's
+evaluation time."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import math
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 
 from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import snapshot_analysis
@@ -65,17 +71,71 @@ class NotAnalysed(Exception):
         )
 
 
+class EvaluationTimeSpent(Exception):
+    """The user has used their evaluation time of this minute."""
+
+    def __init__(self, retry_after: int) -> None:
+        self.retry_after = retry_after
+        super().__init__(
+            "You have used your selector evaluation time: "
+            f"{settings.DRADASH_SELECTOR_SECONDS_PER_MINUTE} s per minute, for the playground "
+            f"and the selector API together. Try again in {retry_after} s."
+        )
+
+
+# Below this, an evaluation could not get far: refuse it instead.
+_SMALLEST_GRANT_MS = 100
+
+
+@contextlib.contextmanager
+def evaluation_time(user_id: int) -> Iterator[float]:
+    """The seconds one evaluation by the user may run: DRADASH_SELECTOR_TIME_LIMIT, or what
+    is left of their DRADASH_SELECTOR_SECONDS_PER_MINUTE (page and API together). Raises
+    EvaluationTimeSpent when nothing is left, CacheUnavailable when the counter cannot be
+    reached (the limit fails closed).
+
+    The whole time limit is reserved before the evaluation starts, so that requests sent in
+    parallel cannot spend more than the budget between them; what the evaluation did not use
+    (wall-clock time) is given back when it ends."""
+    limit_ms = settings.DRADASH_SELECTOR_TIME_LIMIT * 1000
+    budget_ms = settings.DRADASH_SELECTOR_SECONDS_PER_MINUTE * 1000
+    now = time.time()
+    # "throttle_": a key the fail-safe cache refuses to forget (dradash.cache).
+    key = f"throttle_selector_ms_{user_id}_{int(now // 60)}"
+    cache.add(key, 0, timeout=120)
+    before = cache.incr(key, limit_ms) - limit_ms
+    granted = min(limit_ms, budget_ms - before)
+    if granted < _SMALLEST_GRANT_MS:
+        _give_back(key, limit_ms)
+        raise EvaluationTimeSpent(retry_after=max(1, math.ceil(60 - now % 60)))
+    started = time.monotonic()
+    try:
+        yield granted / 1000
+    finally:
+        spent = math.ceil((time.monotonic() - started) * 1000)
+        _give_back(key, limit_ms - min(spent, limit_ms))
+
+
+def _give_back(key: str, ms: int) -> None:
+    if ms > 0:
+        # ValueError: the minute's counter has expired meanwhile; there is nothing to give back.
+        with contextlib.suppress(ValueError):
+            cache.incr(key, -ms)
+
+
 def selector_evaluate(
     *,
     expression: str,
     snapshot: Snapshot | None = None,
     device_class: str | None = None,
     resource_slices: list[dict[str, Any]] | None = None,
+    time_limit: float | None = None,
 ) -> matching.Evaluation:
-    """Over the devices of an analysed snapshot, or of inline slices. Raises
-    matching.UnknownDeviceClass for a class the snapshot does not have, NotAnalysed for a
-    snapshot whose analysis is not done."""
-    limit = settings.DRADASH_SELECTOR_TIME_LIMIT
+    """Over the devices of an analysed snapshot, or of inline slices, for at most
+    ``time_limit`` seconds (DRADASH_SELECTOR_TIME_LIMIT). Raises matching.UnknownDeviceClass
+    for a class the snapshot does not have, NotAnalysed for a snapshot whose analysis is not
+    done."""
+    limit = time_limit or settings.DRADASH_SELECTOR_TIME_LIMIT
     if snapshot is not None:
         analysis = snapshot_analysis(snapshot)
         if not analysis.done:

@@ -13,7 +13,12 @@ from dradash.cache import CacheUnavailable
 from dradash.dra import matching
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.playground.forms import PlaygroundForm
-from dradash.playground.services import NotAnalysed, selector_evaluate
+from dradash.playground.services import (
+    EvaluationTimeSpent,
+    NotAnalysed,
+    evaluation_time,
+    selector_evaluate,
+)
 from dradash.snapshots.selectors import snapshot_list
 
 ROWS = 50  # rows per table, unless ?limit= asks for more
@@ -36,9 +41,17 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
         if refusal := _rate_limited(request):
             return refusal
         try:
-            evaluation = selector_evaluate(
-                expression=expression, snapshot=snapshot, device_class=data["class"] or None
-            )
+            with evaluation_time(request.user.pk) as seconds:
+                evaluation = selector_evaluate(
+                    expression=expression,
+                    snapshot=snapshot,
+                    device_class=data["class"] or None,
+                    time_limit=seconds,
+                )
+        except EvaluationTimeSpent as exc:
+            return _too_many(request, str(exc), exc.retry_after)
+        except CacheUnavailable:
+            return _counter_unavailable(request)
         except matching.UnknownDeviceClass as exc:
             class_error = f"{exc} in snapshot {snapshot.pk}"
         except NotAnalysed as exc:
@@ -89,30 +102,35 @@ def _rate_limited(request: HtmxHttpRequest) -> HttpResponse | None:
     try:
         allowed = throttle.allow_request(request, _SelectorScope())  # type: ignore[arg-type]
     except CacheUnavailable:
-        return render(
-            request,
-            "503.html",
-            {
-                "reason": "Selector evaluations are counted in a cache that is unavailable; "
-                "try again in a minute."
-            },
-            status=503,
-        )
+        return _counter_unavailable(request)
     if allowed:
         return None
     wait = throttle.wait()
-    response = render(
+    return _too_many(
         request,
-        "429.html",
-        {
-            "message": f"Too many selector evaluations: the limit is {throttle.rate} per user, "
-            "for this page and the selector API together."
-        },
-        status=429,
+        f"Too many selector evaluations: the limit is {throttle.rate} per user, "
+        "for this page and the selector API together.",
+        None if wait is None else max(1, round(wait)),
     )
-    if wait is not None:
-        response["Retry-After"] = str(max(1, round(wait)))
+
+
+def _too_many(request: HtmxHttpRequest, message: str, retry_after: int | None) -> HttpResponse:
+    response = render(request, "429.html", {"message": message}, status=429)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
     return response
+
+
+def _counter_unavailable(request: HtmxHttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "503.html",
+        {
+            "reason": "Selector evaluations are counted in a cache that is unavailable; "
+            "try again in a minute."
+        },
+        status=503,
+    )
 
 
 # Each names the driver first: other drivers' devices have no gpu.nvidia.com attributes or
