@@ -384,6 +384,9 @@ DRADASH_CAPTURE_REQUEST_TIMEOUT = envint("DRADASH_CAPTURE_REQUEST_TIMEOUT", 30)
 DRADASH_CAPTURE_PAGE_SIZE = envint("DRADASH_CAPTURE_PAGE_SIZE", 500)
 DRADASH_CAPTURE_QUEUED_TIMEOUT = envint("DRADASH_CAPTURE_QUEUED_TIMEOUT", 1800)
 DRADASH_CAPTURE_MAX_ATTEMPTS = envint("DRADASH_CAPTURE_MAX_ATTEMPTS", 3)
+# "Capture now" (the home page, the admin) starts at most one capture of a cluster this often
+# (seconds); asked again meanwhile, it joins the run under way or says when it may.
+DRADASH_CAPTURE_NOW_INTERVAL = envint("DRADASH_CAPTURE_NOW_INTERVAL", 60)
 # Largest object (its JSON, after redaction) a capture keeps; larger ones are named in the
 # snapshot's kind status and left out (the snapshot is partial).
 DRADASH_CAPTURE_MAX_OBJECT_BYTES = envint("DRADASH_CAPTURE_MAX_OBJECT_BYTES", 4 * 1024 * 1024)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from dradash.analysis.apis import AnalysedApi
 from dradash.api import BaseApi
+from dradash.snapshots.models import SnapshotRun
 
 
 def schema(client: Any) -> dict[str, Any]:
@@ -64,12 +65,13 @@ def test_no_request_or_response_body_is_named_by_its_serializer_class(client, db
     assert ref == "#/components/schemas/SelectorEvaluationRequest"
 
 
-def _concrete(path: str, snapshot: int) -> str:
+def _concrete(path: str, snapshot: int, upload: int = 0) -> str:
     return (
         path.replace("{snapshot_id}", str(snapshot))
         .replace("{namespace}", "llm-eval")
         .replace("{name}", "eval-h200")
         .replace("{share_id}", "424242")
+        .replace("{run_id}", str(upload))
     )
 
 
@@ -77,11 +79,12 @@ def test_every_operation_answers_with_and_without_a_trailing_slash(
     client, api_client, demo
 ) -> None:
     later = demo[-1].pk
+    upload = SnapshotRun.objects.create(kind="upload", cluster_name="demo").pk
     seen = 0
     for method, path, _ in operations(schema(client)):
         if method != "GET":
             continue
-        url = _concrete(path, later)
+        url = _concrete(path, later, upload)
         if "/claims/" in url:
             url = url.replace("eval-h200", "h200-eval")
         if url.endswith("/search"):

@@ -11,7 +11,7 @@ from dradash.clusters.models import Cluster
 from dradash.clusters.services import (
     CaptureNotPossible,
     ClusterConfigError,
-    capture_run_create,
+    capture_now,
     cluster_test_connection,
     error_message,
     kubeconfig_check,
@@ -57,7 +57,8 @@ class ClusterAdmin(admin.ModelAdmin):
         "keep_last",
         "last_snapshot",
     ]
-    list_filter = ["capture_enabled", "in_cluster"]
+    list_filter = ["capture_enabled", "in_cluster", "origin"]
+    list_select_related = ["created_by"]
     search_fields = ["name"]
     actions = ["test_connection", "capture_now"]
 
@@ -103,7 +104,7 @@ class ClusterAdmin(admin.ModelAdmin):
     def capture_now(self, request: HttpRequest, queryset: QuerySet[Cluster]) -> None:
         for cluster in queryset:
             try:
-                run = capture_run_create(cluster, request.user)
+                run = capture_now(cluster=cluster, user=request.user)
             except CaptureNotPossible as exc:
                 self.message_user(request, str(exc), messages.ERROR)
                 continue

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, RegexValidator
 from django.db import models
+from django.db.models import Q
 
 # Context names such as "arn:aws:eks:…:cluster/prod" are common, so allow any visible characters.
 cluster_name_validator = RegexValidator(
@@ -9,13 +11,25 @@ cluster_name_validator = RegexValidator(
 )
 
 
+def live(prefix: str = "") -> Q:
+    """Clusters (``prefix="cluster__"``: rows of a cluster) that have capture credentials."""
+    return Q(**{f"{prefix}in_cluster": True}) | ~Q(**{f"{prefix}kubeconfig_path": ""})
+
+
 class Cluster(models.Model):
     """A Kubernetes cluster whose DRA state dradash keeps snapshots of.
 
-    Clusters known only from imported bundles have no kubeconfig and are never captured.
-    Credentials stay in the kubeconfig file or the service account; only the path is stored.
-    When the cluster was last captured is not stored: it is the latest capture run's.
+    A cluster with credentials is captured live: its captures are its state, and no upload
+    lands in it. Clusters known only from bundles have no kubeconfig and are never captured:
+    an operator's (made by import_bundle, load_demo, add_cluster or the admin), or one user's
+    uploads (see dradash.snapshots.services.cluster_for_upload). Credentials stay in the
+    kubeconfig file or the service account; only the path is stored. When the cluster was last
+    captured is not stored: it is the latest capture run's.
     """
+
+    class Origin(models.TextChoices):
+        OPERATOR = "operator", "operator"
+        UPLOAD = "upload", "a user's uploads"
 
     name = models.CharField(max_length=253, unique=True, validators=[cluster_name_validator])
     kubeconfig_path = models.CharField(max_length=1024, blank=True)
@@ -39,6 +53,20 @@ class Cluster(models.Model):
         "0 keeps them all.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    origin = models.CharField(
+        max_length=16,
+        choices=Origin.choices,
+        default=Origin.OPERATOR,
+        help_text="Upload: made by a user's upload; only that user's uploads land in it.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The user whose uploads made the cluster (none for an operator's).",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -47,8 +75,13 @@ class Cluster(models.Model):
         return self.name
 
     @property
+    def is_live(self) -> bool:
+        """Whether it has capture credentials (whether or not capture is enabled)."""
+        return self.in_cluster or bool(self.kubeconfig_path)
+
+    @property
     def capturable(self) -> bool:
-        return self.capture_enabled and (self.in_cluster or bool(self.kubeconfig_path))
+        return self.capture_enabled and self.is_live
 
     @property
     def source_label(self) -> str:
@@ -58,4 +91,6 @@ class Cluster(models.Model):
         if self.kubeconfig_path:
             context = self.context or "current context"
             return f"{self.kubeconfig_path} ({context})"
+        if self.origin == self.Origin.UPLOAD:
+            return f"uploads of {self.created_by or 'a deleted user'}"
         return "bundles only"

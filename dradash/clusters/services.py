@@ -26,7 +26,7 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from dradash.clusters.models import Cluster, cluster_name_validator
+from dradash.clusters.models import Cluster, cluster_name_validator, live
 from dradash.dra.gc import gc_paused
 from dradash.snapshots import members
 from dradash.snapshots.models import Snapshot, SnapshotRun
@@ -136,6 +136,7 @@ def cluster_register(
     cluster.context = context
     cluster.in_cluster = in_cluster
     cluster.capture_enabled = True
+    cluster.origin = Cluster.Origin.OPERATOR  # registered: the operator's from now on
     if capture_interval is not None:
         cluster.capture_interval = capture_interval
     if keep_last is not None:
@@ -252,6 +253,33 @@ def capture_run_create(
     if enqueue:
         run.refresh_from_db()  # failed already if the queue was unavailable (or run, eagerly)
     return run
+
+
+def capture_now(*, cluster: Cluster, user: Any, now: datetime | None = None) -> SnapshotRun:
+    """Capture now, as a person asks for it (the home page's button, the admin's action): the
+    run under way, or a new one unless a capture of the cluster started less than
+    DRADASH_CAPTURE_NOW_INTERVAL seconds ago (a capture lists the whole cluster from its API
+    server). Raises CaptureNotPossible, saying why and when to try again."""
+    if cluster.capturable and active_capture_run(cluster.name) is None:
+        interval = settings.DRADASH_CAPTURE_NOW_INTERVAL
+        now = now or timezone.now()
+        last = (
+            SnapshotRun.objects.filter(
+                kind=SnapshotRun.Kind.CAPTURE,
+                cluster_name=cluster.name,
+                started_at__gt=now - timedelta(seconds=interval),
+            )
+            .order_by("-started_at")
+            .first()
+        )
+        if last is not None and last.started_at is not None:
+            ago = int((now - last.started_at).total_seconds())
+            raise CaptureNotPossible(
+                f"cluster {cluster.name} was captured {ago} s ago (run #{last.pk}), and "
+                f"Capture now starts at most one capture of a cluster every {interval} s: "
+                f"try again in {interval - ago} s"
+            )
+    return capture_run_create(cluster, user)
 
 
 QUEUE_UNAVAILABLE = "the task queue is unavailable"
@@ -494,7 +522,7 @@ def capture_due(*, now: datetime | None = None) -> list[SnapshotRun]:
     runs = SnapshotRun.objects.filter(kind=SnapshotRun.Kind.CAPTURE, cluster_name=OuterRef("name"))
     clusters = (
         Cluster.objects.filter(capture_enabled=True, capture_interval__gt=0)
-        .filter(Q(in_cluster=True) | ~Q(kubeconfig_path=""))
+        .filter(live())
         .annotate(
             last_run_at=Subquery(runs.order_by("-created_at").values("created_at")[:1]),
             busy=Exists(runs.filter(status__in=ACTIVE)),

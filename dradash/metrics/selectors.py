@@ -12,7 +12,8 @@ from django.db.models import Count, F, OuterRef, Subquery
 from dradash.analysis.models import Finding, SnapshotAnalysis
 from dradash.clusters.models import Cluster
 from dradash.dra.inventory import STATUSES
-from dradash.snapshots.models import Snapshot, SnapshotRun
+from dradash.snapshots.models import SnapshotRun
+from dradash.snapshots.selectors import state_snapshots
 
 
 @dataclass
@@ -28,17 +29,18 @@ class ClusterMetrics:
 
 
 def cluster_metrics() -> list[ClusterMetrics]:
-    """Per cluster: its latest analysed snapshot's summary, device inventory and findings, and
-    its capture runs."""
+    """Per cluster: its latest analysed state snapshot's (a live cluster's latest capture)
+    summary, device inventory and findings, and its capture runs. Clusters of users' uploads
+    are left out: they are records, not clusters anyone monitors (and anyone may make them)."""
     latest = (
-        Snapshot.objects.filter(
-            cluster_id=OuterRef("pk"), analysis__status=SnapshotAnalysis.Status.DONE
-        )
+        state_snapshots()
+        .filter(cluster_id=OuterRef("pk"), analysis__status=SnapshotAnalysis.Status.DONE)
         .order_by("-captured_at", "-id")
         .values("id")[:1]
     )
     clusters = list(
-        Cluster.objects.annotate(latest_id=Subquery(latest))
+        Cluster.objects.exclude(origin=Cluster.Origin.UPLOAD)
+        .annotate(latest_id=Subquery(latest))
         .order_by("name")
         .values("name", "latest_id")
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -25,6 +26,10 @@ def share_link_list_active(
     ).select_related("created_by")
 
 
-def audit_event_list(*, snapshot: Snapshot, limit: int = 20) -> QuerySet[AuditEvent]:
-    """The latest audit events about a snapshot's share links."""
-    return AuditEvent.objects.filter(snapshot_id=snapshot.pk).select_related("user")[:limit]
+def audit_event_list(*, snapshot: Snapshot, user: Any, limit: int = 20) -> QuerySet[AuditEvent]:
+    """The latest audit events about a snapshot's share links that ``user`` may read: a staff
+    user all, anyone else those of the links they made (the events hold visitors' addresses)."""
+    events = AuditEvent.objects.filter(snapshot_id=snapshot.pk)
+    if not user.is_staff:
+        events = events.filter(share__created_by=user.pk)
+    return events.select_related("user")[:limit]

@@ -77,7 +77,7 @@ def _share_list(request: HtmxHttpRequest, snapshot: Snapshot) -> HttpResponse:
         {
             "snapshot": snapshot,
             "links": links,
-            "events": audit_event_list(snapshot=snapshot),
+            "events": audit_event_list(snapshot=snapshot, user=request.user),
         },
     )
 

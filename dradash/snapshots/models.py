@@ -116,6 +116,9 @@ class SnapshotRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # What the person who asked should know about the result: an upload stored in another
+    # cluster than the one it named, and why.
+    notice = models.TextField(blank=True)
     snapshot = models.ForeignKey(
         Snapshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -13,7 +13,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from dradash.analysis.models import SnapshotAnalysis
-from dradash.clusters.models import Cluster
+from dradash.clusters.models import Cluster, live
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.state import ClusterState, SnapshotMeta
 from dradash.snapshots import members
@@ -28,33 +28,56 @@ def snapshot_list() -> QuerySet[Snapshot]:
     )
 
 
-def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, list[Snapshot]]]:
-    """Clusters with their latest snapshots, newest first: four queries whatever the size.
+def state_snapshots() -> QuerySet[Snapshot]:
+    """The snapshots that may stand for their cluster's state (its latest one is "the latest
+    snapshot" of the home page and /metrics): a live cluster's captures, and every snapshot of
+    a cluster without capture credentials. Nothing imported or uploaded into a live cluster,
+    whatever its capture time, shadows what dradash captured."""
+    return Snapshot.objects.filter(Q(source=Snapshot.Source.CAPTURE) | ~live("cluster__"))
 
-    Each cluster also gets ``capture_run``: its latest capture run, or None; each snapshot
-    ``analysis_status`` (pending, done, failed) and ``health``: its Pods using DRA, how many are
-    stuck and [stage, n] of the stuck ones (from its stored analysis, when done).
+
+def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, list[Snapshot]]]:
+    """Clusters with their latest state snapshots (state_snapshots), newest first: four
+    queries whatever the size.
+
+    Each cluster also gets ``capture_run``: its latest capture run, or None; and
+    ``other_snapshots``, ``other_count``: the latest and the number of its snapshots that are
+    not state snapshots (imported into a live cluster). Each snapshot gets ``analysis_status``
+    (pending, done, failed) and ``health``: its Pods using DRA, how many are stuck and
+    [stage, n] of the stuck ones (from its stored analysis, when done).
     """
     latest_run = SnapshotRun.objects.filter(
         kind=SnapshotRun.Kind.CAPTURE, cluster_name=OuterRef("name")
     ).order_by("-created_at", "-id")
     clusters = list(
-        Cluster.objects.annotate(
+        Cluster.objects.select_related("created_by")
+        .annotate(
             snapshot_count=Count("snapshots"),
             capture_run_id=Subquery(latest_run.values("id")[:1]),
-        ).order_by("name")
+        )
+        .order_by("name")
     )
     runs = SnapshotRun.objects.select_related("snapshot").in_bulk(
         [c.capture_run_id for c in clusters if c.capture_run_id]
     )
     for cluster in clusters:
         cluster.capture_run = runs.get(cluster.capture_run_id)
+        cluster.other_snapshots, cluster.other_count = [], 0
+    by_pk = {c.pk: c for c in clusters}
     latest: dict[int, list[Snapshot]] = {c.pk: [] for c in clusters}
     for snapshot in Snapshot.objects.select_related("cluster").order_by("-captured_at", "-id"):
-        bucket = latest[snapshot.cluster_id]
+        cluster = by_pk[snapshot.cluster_id]
+        bucket = latest[cluster.pk]
+        if cluster.is_live and snapshot.source != Snapshot.Source.CAPTURE:
+            bucket = cluster.other_snapshots
+            cluster.other_count += 1
         if len(bucket) < per_cluster:
             bucket.append(snapshot)
-    shown = {s.pk: s for bucket in latest.values() for s in bucket}
+    shown = {
+        s.pk: s
+        for bucket in [*latest.values(), *(c.other_snapshots for c in clusters)]
+        for s in bucket
+    }
     analyses = {
         pk: (status, summary)
         for pk, status, summary in SnapshotAnalysis.objects.filter(pk__in=list(shown)).values_list(
@@ -74,7 +97,7 @@ def _health(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_list(*, limit: int = 10) -> QuerySet[SnapshotRun]:
-    return SnapshotRun.objects.select_related("snapshot")[:limit]
+    return SnapshotRun.objects.select_related("snapshot__cluster")[:limit]
 
 
 MEMBERS_CHUNK = 10_000  # ids per query: SQLite takes at most 32,766 parameters

@@ -277,12 +277,67 @@ class BlobStager:
 
 
 def cluster_for_name(name: str) -> Cluster:
+    """The cluster an operator's import names (made when missing): it may be any cluster."""
+    _check_cluster_name(name)
+    cluster, _ = Cluster.objects.get_or_create(name=name)
+    return cluster
+
+
+def _check_cluster_name(name: str) -> None:
     try:
         cluster_name_validator(name)
     except ValidationError as exc:
         raise BundleError("cluster name", f"{name!r}: {exc.messages[0]}") from None
-    cluster, _ = Cluster.objects.get_or_create(name=name)
-    return cluster
+
+
+# An upload that may not be stored in the cluster it names is stored in "<name>~<username>", a
+# cluster of that user's uploads; names of that form are that user's alone.
+OWN_CLUSTER_SEPARATOR = "~"
+
+
+def cluster_for_upload(name: str, user: Any) -> tuple[Cluster, str]:
+    """The cluster an upload by ``user`` that names cluster ``name`` is stored in, and what to
+    tell them when it is not ``name`` ("" when it is). Raises BundleError.
+
+    An upload is stored in ``name`` only when that is a cluster of the user's own uploads, or no
+    cluster yet (it then becomes one). Never in a cluster captured live, an operator's (imports,
+    the demo) or another user's, where it would pass for a state of that cluster: then in
+    ``<name>~<username>``, a cluster of the user's own uploads.
+    """
+    _check_cluster_name(name)
+    cluster, refusal = _upload_cluster(name, user)
+    if cluster is not None:
+        return cluster, ""
+    suffix = f"{OWN_CLUSTER_SEPARATOR}{user.get_username()}"
+    own_name = name[: 253 - len(suffix)] + suffix
+    own, own_refusal = _upload_cluster(own_name, user)
+    if own is None:
+        raise BundleError(
+            "cluster name",
+            f"cluster {name} {refusal}, and cluster {own_name}, where your uploads for it go, "
+            f"{own_refusal}; name another cluster",
+        )
+    return own, (
+        f"This upload names cluster {name}, which {refusal}; it was stored in cluster "
+        f"{own_name}, a cluster of your own uploads, instead."
+    )
+
+
+def _upload_cluster(name: str, user: Any) -> tuple[Cluster | None, str]:
+    """The cluster ``name`` (made for ``user`` if missing), or None and why it is not theirs."""
+    owner = name.rpartition(OWN_CLUSTER_SEPARATOR)[2] if OWN_CLUSTER_SEPARATOR in name else None
+    if owner is not None and owner != user.get_username():
+        return None, "is named for another user's uploads"
+    cluster, _ = Cluster.objects.get_or_create(
+        name=name, defaults={"origin": Cluster.Origin.UPLOAD, "created_by": user}
+    )
+    if cluster.is_live:
+        return None, "is captured live (its captures alone say its state)"
+    if cluster.origin != Cluster.Origin.UPLOAD:
+        return None, "belongs to the operators (made by manage.py import_bundle or load_demo)"
+    if cluster.created_by_id != user.pk:
+        return None, "holds another user's uploads"
+    return cluster, ""
 
 
 @transaction.atomic
@@ -426,17 +481,20 @@ def bundle_import(
     cluster_name: str | None = None,
     source: str = Snapshot.Source.IMPORT,
     validate: bool = True,
+    uploader: Any = None,
 ) -> Snapshot:
     """Parse bundle files and store them as one snapshot, object by object as they are read.
 
     Files are bytes or binary file objects (read as a stream: a large JSON bundle is never all in
     memory, see parse_bundle). Raises BundleError, and then stores nothing.
+
+    The snapshot goes to the cluster named by ``cluster_name``, else by the bundle's
+    SnapshotInfo, else "imported". Without ``uploader`` that is an operator's import, trusted
+    with any cluster; with one (a user), cluster_for_upload decides, and the snapshot's
+    ``notice`` says where it went instead ("" when it went where it was sent).
     """
     if cluster_name:  # a bad name is refused before anything is read
-        try:
-            cluster_name_validator(cluster_name)
-        except ValidationError as exc:
-            raise BundleError("cluster name", f"{cluster_name!r}: {exc.messages[0]}") from None
+        _check_cluster_name(cluster_name)
     with transaction.atomic(), gc_paused():
         _blob_lock(exclusive=False)
         sink = _BlobSink()
@@ -451,8 +509,14 @@ def bundle_import(
         captured_at = _captured_at(bundle)
         ignored = Counter(info.get("ignored") or {})
         ignored.update(bundle.ignored)
-        return _snapshot_create(
-            cluster=cluster_for_name(cluster_name or info.get("cluster") or "imported"),
+        name = cluster_name or info.get("cluster") or "imported"
+        notice = ""
+        if uploader is None:
+            cluster = cluster_for_name(name)
+        else:
+            cluster, notice = cluster_for_upload(name, uploader)
+        snapshot = _snapshot_create(
+            cluster=cluster,
             counts=sink.counts,
             blob_ids=sink.blob_ids,
             source=source,
@@ -463,11 +527,17 @@ def bundle_import(
             ignored=dict(ignored),
             captured_at_known=bool(info.get("capturedAt")),
         )
+        snapshot.notice = notice  # type: ignore[attr-defined]
+        return snapshot
 
 
 # Capture times outside these years are mistakes, and some cannot be read back from PostgreSQL
 # (year 0, year 10000 once converted to UTC): every page showing that snapshot would fail.
 CAPTURED_AT_YEARS = (1970, 9000)
+# How far ahead of this server's clock a capture time may be (the capturing machine's clock may
+# run ahead). Later ones are refused: a snapshot dated in the future would stay its cluster's
+# latest until then.
+CAPTURED_AT_SKEW = timedelta(minutes=5)
 
 
 def _captured_at(bundle: Bundle) -> datetime:
@@ -495,6 +565,15 @@ def _captured_at(bundle: Bundle) -> datetime:
             filename,
             f"SnapshotInfo spec.capturedAt {text!r} is out of range "
             f"(years {first} to {last} in UTC)",
+        )
+    now = timezone.now()
+    if parsed > now + CAPTURED_AT_SKEW:
+        raise BundleError(
+            filename,
+            f"SnapshotInfo spec.capturedAt {text!r} is in the future: this server's clock says "
+            f"{now:%Y-%m-%d %H:%M:%S} UTC, and allows {CAPTURED_AT_SKEW.seconds // 60} minutes "
+            "of clock skew. Correct it, or leave it out: the snapshot is then dated by its "
+            "import",
         )
     return parsed
 
@@ -757,6 +836,7 @@ def upload_run_process(run_id: int) -> None:
             files=_run_files(run),
             cluster_name=run.cluster_name or None,
             source=Snapshot.Source.UPLOAD,
+            uploader=run.requested_by,
         )
     except BundleError as exc:
         _run_finish(run, error=str(exc))
@@ -765,7 +845,7 @@ def upload_run_process(run_id: int) -> None:
         logger.exception("upload run %s failed", run_id)
         _run_finish(run, error="internal error while importing; see the worker log")
         raise
-    _run_finish(run, snapshot=snapshot)
+    _run_finish(run, snapshot=snapshot, notice=snapshot.notice)  # type: ignore[attr-defined]
 
 
 def upload_runs_reap(*, now: datetime | None = None) -> int:
@@ -789,10 +869,13 @@ def upload_runs_reap(*, now: datetime | None = None) -> int:
 
 
 @transaction.atomic
-def _run_finish(run: SnapshotRun, *, snapshot: Snapshot | None = None, error: str = "") -> None:
+def _run_finish(
+    run: SnapshotRun, *, snapshot: Snapshot | None = None, error: str = "", notice: str = ""
+) -> None:
     run.status = SnapshotRun.Status.FAILED if error else SnapshotRun.Status.SUCCEEDED
     run.error = error
+    run.notice = notice
     run.snapshot = snapshot
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "snapshot", "finished_at"])
+    run.save(update_fields=["status", "error", "notice", "snapshot", "finished_at"])
     run.files.all().delete()

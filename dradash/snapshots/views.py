@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
-from django.core.files.uploadhandler import FileUploadHandler, StopUpload
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
@@ -18,7 +16,12 @@ from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import stuck_pods, top_findings
 from dradash.analysis.views import analysed
 from dradash.htmx import HtmxHttpRequest, template_for
-from dradash.snapshots.forms import UploadForm
+from dradash.snapshots.forms import (
+    UploadForm,
+    request_too_large,
+    too_large_message,
+    upload_exceeded,
+)
 from dradash.snapshots.models import Snapshot, SnapshotRun
 from dradash.snapshots.selectors import (
     cluster_list_with_snapshots,
@@ -74,38 +77,11 @@ def snapshot_bundle(request: HtmxHttpRequest, snapshot_id: int) -> StreamingHttp
     return response
 
 
-class _UploadLimit(FileUploadHandler):
-    """Stops reading an upload request once it is over DRADASH_UPLOAD_MAX_BYTES (for requests
-    that do not say their length; those that do are refused before any byte is read)."""
-
-    def __init__(self, request: HttpRequest | None = None) -> None:
-        super().__init__(request)
-        self.received = 0
-        self.exceeded = False
-
-    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
-        self.received += len(raw_data)
-        if self.received > settings.DRADASH_UPLOAD_MAX_BYTES:
-            self.exceeded = True
-            raise StopUpload(connection_reset=True)
-        return raw_data
-
-    def file_complete(self, file_size: int) -> None:
-        return None
-
-
 def _too_large(request: HtmxHttpRequest, size: int | None) -> HttpResponse:
     form = UploadForm()
     form.full_clean()  # an unbound form: no field errors, room for this one
     form.cleaned_data = {}
-    limit = settings.DRADASH_UPLOAD_MAX_BYTES
-    shown = f"{size:,} bytes" if size else "too large"
-    form.add_error(
-        None,
-        f"The upload is {shown}, over the limit of {limit:,} bytes for one request "
-        "(DRADASH_UPLOAD_MAX_BYTES); nothing was stored. Import large bundles with "
-        "`python manage.py import_bundle`, or upload the files one by one.",
-    )
+    form.add_error(None, too_large_message(size))
     return render(
         request,
         template_for(request, "snapshots/upload.html", "content"),
@@ -118,21 +94,15 @@ def _too_large(request: HtmxHttpRequest, size: int | None) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def upload(request: HtmxHttpRequest) -> HttpResponse:
-    if request.method == "POST":
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > settings.DRADASH_UPLOAD_MAX_BYTES:
-            return _too_large(request, length)
-        request.upload_handlers.insert(0, _UploadLimit(request))
+    if request.method == "POST" and (length := request_too_large(request)) is not None:
+        return _too_large(request, length)
     return _upload(request)
 
 
 @csrf_protect
 def _upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
-        if any(getattr(h, "exceeded", False) for h in request.upload_handlers):
+        if upload_exceeded(request):
             return _too_large(request, None)  # request.POST was read (CSRF): the limit is known
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
@@ -162,6 +132,8 @@ def _imported(request: HtmxHttpRequest, run: SnapshotRun) -> bool:
     ):
         return False
     messages.success(request, f"Upload #{run.pk} imported as snapshot #{run.snapshot_id}.")
+    if run.notice:
+        messages.warning(request, run.notice)
     return True
 
 

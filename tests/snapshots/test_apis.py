@@ -64,3 +64,39 @@ def test_openapi_schema_describes_the_snapshot_endpoints(api_client) -> None:
     assert schema["openapi"].startswith("3.")
     assert "/api/v1/snapshots/" in schema["paths"]
     assert "/api/v1/snapshots/{snapshot_id}/" in schema["paths"]
+
+
+# --- uploads ---------------------------------------------------------------------------------
+
+
+def test_an_upload_over_the_limit_is_refused_before_it_is_read(api_client, settings) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from dradash.snapshots.models import SnapshotRun
+    from tests.snapshots.test_uploads import pods_bundle
+
+    settings.DRADASH_UPLOAD_MAX_BYTES = 20_000
+    files = [SimpleUploadedFile(f"{i}.json", pods_bundle(20, str(i))) for i in range(3)]
+    response = api_client.post("/api/v1/uploads/", {"files": files}, format="multipart")
+    assert response.status_code == 413
+    assert "over the limit of 20,000 bytes for one request" in response.json()["detail"]
+    assert not SnapshotRun.objects.exists()
+
+
+def test_an_upload_needs_files_a_valid_cluster_name_and_credentials(api_client, client) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from dradash.snapshots.models import SnapshotRun
+
+    missing = api_client.post("/api/v1/uploads/", {"cluster": "x"}, format="multipart")
+    assert missing.status_code == 400 and "files" in missing.json()
+    bad = api_client.post(
+        "/api/v1/uploads/",
+        {"files": [SimpleUploadedFile("b.json", b"[]")], "cluster": "two words"},
+        format="multipart",
+    )
+    assert bad.status_code == 400 and "cluster" in bad.json()
+    anonymous = client.post("/api/v1/uploads/", {"files": [SimpleUploadedFile("b.json", b"[]")]})
+    assert anonymous.status_code == 401
+    assert not SnapshotRun.objects.exists()
+    assert api_client.get("/api/v1/uploads/999/").status_code == 404

@@ -18,9 +18,8 @@ from django.utils.datastructures import MultiValueDict
 
 from dradash.dra.bundle import parse_bundle
 from dradash.snapshots import services, tasks
-from dradash.snapshots.forms import UploadForm
+from dradash.snapshots.forms import UploadForm, UploadLimit
 from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
-from dradash.snapshots.views import _UploadLimit
 
 
 def pods_bundle(count: int, prefix: str = "p", size: int = 200) -> bytes:
@@ -75,7 +74,7 @@ def test_an_upload_request_over_the_limit_is_refused_before_it_is_read(
 
 def test_a_request_without_a_length_is_stopped_once_over_the_limit(settings: Any) -> None:
     settings.DRADASH_UPLOAD_MAX_BYTES = 10
-    limit = _UploadLimit()
+    limit = UploadLimit()
     assert limit.receive_data_chunk(b"12345", 0) == b"12345"
     with pytest.raises(StopUpload):
         limit.receive_data_chunk(b"123456", 5)

@@ -159,3 +159,23 @@ def test_worker_marks_a_truncated_bundle_failed_and_stores_nothing(worker: Worke
     assert run.snapshot is None
     assert not Snapshot.objects.exists()
     assert not run.files.exists()
+
+
+def test_worker_stores_a_users_upload_naming_a_live_cluster_in_their_own(
+    worker: Worker, django_user_model
+):
+    from dradash.clusters.models import Cluster
+    from tests.snapshots.test_cluster_ownership import forged
+
+    alice = django_user_model.objects.create_user("alice", password="alice-pw-123")
+    Cluster.objects.create(name="prod", in_cluster=True, capture_enabled=True)
+
+    run = services.upload_run_create(
+        files=[("b.json", forged("prod"))], cluster_name="", user=alice
+    )
+    run = wait_until_finished(run, worker)
+
+    assert run.status == SnapshotRun.Status.SUCCEEDED, f"{run.error}\n{worker.output()}"
+    assert run.snapshot.cluster.name == "prod~alice"
+    assert "names cluster prod, which is captured live" in run.notice
+    assert not Snapshot.objects.filter(cluster__name="prod").exists()
