@@ -100,6 +100,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Request bodies over DRADASH_REQUEST_MAX_BYTES: 413 before anything reads them (CSRF does).
+    "dradash.middleware.RequestBodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # /share/<token>/… pages without a login; its LoginRequiredMiddleware lets only them through.
@@ -253,6 +255,9 @@ DRADASH_METRICS_TOKEN = envsecret("DRADASH_METRICS_TOKEN") or ""
 DRADASH_BUNDLE_MAX_BYTES = envint("DRADASH_BUNDLE_MAX_BYTES", 256 * 1024 * 1024)
 # The largest upload request (all its files together), refused with 413 before it is read.
 DRADASH_UPLOAD_MAX_BYTES = envint("DRADASH_UPLOAD_MAX_BYTES", 512 * 1024 * 1024)
+# The largest body of any other request (the API's JSON, forms), refused with 413 before it is
+# read (dradash.middleware.RequestBodyLimitMiddleware). 3 MiB, as the Kubernetes API server.
+DRADASH_REQUEST_MAX_BYTES = envint("DRADASH_REQUEST_MAX_BYTES", 3 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Parsed snapshots kept in memory per process (snapshots never change once stored).
