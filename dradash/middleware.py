@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from dradash.errors import is_api
@@ -40,6 +40,20 @@ class SecurityHeadersMiddleware:
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         response.headers.setdefault("Cross-Origin-Opener-Policy", "same-origin")
         return response
+
+
+class NulPathMiddleware:
+    """404 for a path with a NUL character in it (``/snapshots/1/pods/ns/a%00b/``): no page or
+    Kubernetes name has one, and PostgreSQL refuses it in a query (it was a 500). Query strings
+    are the forms' business (their fields refuse NUL: 400)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path_info:
+            raise Http404("No page has a NUL character in its address.")
+        return self.get_response(request)
 
 
 # Words for the statuses Django answers by itself (its error pages are HTML).

@@ -38,6 +38,15 @@ def envlist(name: str, default: str = "") -> list[str]:
     return [v.strip() for v in (os.environ.get(name) or default).split(",") if v.strip()]
 
 
+def envrate(name: str, default: str) -> str:
+    """A rate such as 60/minute or 6/hour (a count per second, minute, hour or day)."""
+    value = os.environ.get(name) or default
+    count, _, period = value.partition("/")
+    if not (count.isdigit() and period[:1] in ("s", "m", "h", "d")):
+        raise ImproperlyConfigured(f"{name} must look like 60/minute, not {value!r}")
+    return value
+
+
 def envsecret(name: str) -> str | None:
     """The value of NAME, or the contents of the file named by NAME_FILE."""
     if value := os.environ.get(name):
@@ -97,6 +106,8 @@ MIDDLEWARE = [
     "dradash.middleware.SecurityHeadersMiddleware",
     # Every error under /api/ as JSON, whoever answered it.
     "dradash.middleware.ApiErrorsMiddleware",
+    # A NUL in the path: 404 before a view puts it in a query (PostgreSQL refuses it: a 500).
+    "dradash.middleware.NulPathMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -270,6 +281,11 @@ if not (_count.isdigit() and _period[:1] in ("s", "m", "h", "d")):
     raise ImproperlyConfigured(
         f"DRADASH_SELECTOR_RATE must look like 60/minute, not {DRADASH_SELECTOR_RATE!r}"
     )
+
+# Share links (dradash.sharing.throttles): requests a link serves, per link and per client
+# address; bundle downloads through links, per link and per address (429 beyond either).
+DRADASH_SHARE_RATE = envrate("DRADASH_SHARE_RATE", "120/minute")
+DRADASH_SHARE_DOWNLOAD_RATE = envrate("DRADASH_SHARE_DOWNLOAD_RATE", "6/hour")
 
 REST_FRAMEWORK = {
     # Token first: DRF answers unauthenticated requests with the first class's WWW-Authenticate
