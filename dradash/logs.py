@@ -21,7 +21,6 @@ from typing import Any
 from gunicorn.glogging import Logger
 
 
-
 def _as_sent(text: str) -> str:
     """A pattern for ``text`` as a path may carry it: each character itself or percent-encoded
     (the server decodes the path, so /%73hare/<token>/ opens the share view too)."""

@@ -187,17 +187,26 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Failed logins (django-axes): after DRADASH_LOGIN_FAILURE_LIMIT failures for one username, or
-# from one address, further logins of that username or from that address are refused (429)
-# until DRADASH_LOGIN_LOCKOUT_MINUTES pass without a failure. Counted in the database, so across
-# processes. A successful login resets the count.
+# Failed logins (django-axes, dradash.accounts.lockout): after DRADASH_LOGIN_FAILURE_LIMIT
+# failures of one username from one address, or DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT from one
+# address whatever the usernames, logins of that username from that address, or from that
+# address, are refused (429) until DRADASH_LOGIN_LOCKOUT_MINUTES pass without a failure. Never
+# per username alone: nobody can lock another user out from elsewhere. Counted in the database,
+# so across processes. A successful login forgets its username's failures from its address.
 AUTHENTICATION_BACKENDS = [
     "dradash.accounts.backends.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "dradash.accounts.lockout.LoginLockoutHandler"
 AXES_FAILURE_LIMIT = envint("DRADASH_LOGIN_FAILURE_LIMIT", 10)
+DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT = envint("DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT", 50)
+if min(AXES_FAILURE_LIMIT, DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT) < 1:
+    raise ImproperlyConfigured(
+        "DRADASH_LOGIN_FAILURE_LIMIT and DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT must be at least 1"
+    )
 AXES_COOLOFF_TIME = timedelta(minutes=envint("DRADASH_LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each counted on its own
+# What axes' own logs and axes_reset commands go by; the handler counts both limits itself.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "dradash.accounts.views.locked_out"
 AXES_CLIENT_IP_CALLABLE = "dradash.accounts.clients.client_ip"
