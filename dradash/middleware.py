@@ -1,5 +1,5 @@
-"""Security headers that Django does not set by itself, JSON errors under /api/, and the size
-limit of request bodies."""
+"""Security headers that Django does not set by itself, JSON errors under /api/, no NUL in
+paths, and the size limit of request bodies."""
 
 from __future__ import annotations
 
@@ -140,19 +140,19 @@ class RequestBodyLimitMiddleware:
                 length = int(given)
             except ValueError:
                 return None  # Django reads no body then
-            return body_too_large(request, limit, length) if length > limit else None
+            return _body_too_large(request, limit, length) if length > limit else None
         chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
         if not (chunked and request.META.get("wsgi.input_terminated")):
             return None
         body = request.META["wsgi.input"].read(limit + 1)
         if len(body) > limit:
-            return body_too_large(request, limit, None)
+            return _body_too_large(request, limit, None)
         request.META["CONTENT_LENGTH"] = str(len(body))
         request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[attr-defined]
         return None
 
 
-def body_too_large(request: HttpRequest, limit: int, length: int | None) -> HttpResponse:
+def _body_too_large(request: HttpRequest, limit: int, length: int | None) -> HttpResponse:
     """413: the body (of ``length`` bytes, if known) is over ``limit``; nothing was done."""
     size = f"{length:,} bytes" if length is not None else "larger"
     detail = (
