@@ -2,9 +2,11 @@
 DRADASH_SHARE_RATE, bundle downloads (the heaviest thing a link serves) much more strictly at
 DRADASH_SHARE_DOWNLOAD_RATE.
 
-Counted as the selector API's DRF throttle counts: a sliding window in the default cache, keys
-``throttle_…``, so every web process shares the counts when DRADASH_CACHE_URL is set, and while
-Redis is down the requests they limit are refused (503) rather than let through.
+Counted as the selector API's DRF throttle counts: a sliding window in the default cache, so
+every web process shares the counts when DRADASH_CACHE_URL is set. While Redis is down, pages
+work without the cache as every page does (their counters count nothing then), but downloads
+are refused (503) rather than let through unlimited: only their keys have the prefix the cache
+is strict about (``throttle_``, dradash.cache).
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from rest_framework.throttling import SimpleRateThrottle
 
 
 class _Count(SimpleRateThrottle):
-    """One counter: ``rate`` for the requests of ``ident`` in ``scope``."""
+    """One counter: ``rate`` for the requests of ``ident`` in ``scope``; ``strict``: refuse
+    (the cache raises CacheUnavailable) when it cannot count."""
 
-    def __init__(self, scope: str, rate: str, ident: str) -> None:
+    def __init__(self, scope: str, rate: str, ident: str, *, strict: bool) -> None:
         self.scope, self.rate, self.ident = scope, rate, ident
+        if not strict:
+            self.cache_format = "share_%(scope)s_%(ident)s"
         super().__init__()
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str:
@@ -36,8 +41,10 @@ class ShareThrottled(Exception):
         self.message, self.wait = message, wait
 
 
-def _count(request: HttpRequest, scope: str, rate: str, ident: str, what: str) -> None:
-    counter = _Count(scope, rate, ident)
+def _count(
+    request: HttpRequest, scope: str, rate: str, ident: str, what: str, *, strict: bool = False
+) -> None:
+    counter = _Count(scope, rate, ident, strict=strict)
     if not counter.allow_request(request, None):
         wait = max(1, math.ceil(counter.wait() or counter.duration))
         raise ShareThrottled(f"Too many {what}: the limit is {rate}.", wait)
@@ -61,7 +68,12 @@ def share_link_throttle(
     if download:
         rate = settings.DRADASH_SHARE_DOWNLOAD_RATE
         _count(
-            request, "share_download_link", rate, str(link_id), "bundle downloads with this link"
+            request,
+            "share_download_link",
+            rate,
+            str(link_id),
+            "bundle downloads with this link",
+            strict=True,
         )
         _count(
             request,
@@ -69,4 +81,5 @@ def share_link_throttle(
             rate,
             addr or "unknown",
             "bundle downloads from your address",
+            strict=True,
         )
