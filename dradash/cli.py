@@ -9,7 +9,6 @@ it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -117,8 +116,7 @@ def why(args: argparse.Namespace) -> int:
     except ValueError as exc:  # DRADASH_BUNDLE_MAX_BYTES not a number
         return _fail(str(exc))
     if args.json:
-        json.dump(core.as_json(verdict), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(core.json_text(verdict))
     else:
         colour = args.color == "always" or (
             args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -129,7 +127,9 @@ def why(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"dradash: {message}", file=sys.stderr)
+    from dradash.dra.why import terminal_safe  # a message may quote the bundle
+
+    print(f"dradash: {terminal_safe(message)}", file=sys.stderr)
     return EXIT_UNUSABLE
 
 

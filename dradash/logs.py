@@ -20,18 +20,25 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
-# /share/<token> in any text, also percent-encoded (a ?next= parameter, a Referer), up to the
+
+def _as_sent(text: str) -> str:
+    """A pattern for ``text`` as a path may carry it: each character itself or percent-encoded
+    (the server decodes the path, so /%73hare/<token>/ opens the share view too)."""
+    return "".join(f"(?:{re.escape(c)}|%{ord(c):02x})" for c in text)
+
+
+# /share/<token> in any text, in every spelling that reaches the share view (any of its
+# characters percent-encoded) and percent-encoded in a ?next= parameter or a Referer, up to the
 # next separator (/, %2F, ?, #, &, quotes, whitespace).
 SHARE_TOKEN_IN_TEXT = re.compile(
-    r"(?P<prefix>(?:/|%2F)share(?:/|%2F))(?P<token>(?:[^/\s?#&\"'<>%]|%(?!2F))+)",
-    re.IGNORECASE,
+    rf"(?P<prefix>{_as_sent('/share/')})(?P<token>(?:[^/\s?#&\"'<>%]|%(?!2F))+)", re.IGNORECASE
 )
 REDACTED = "<redacted>"
 
 
 def mask_share_tokens(text: str) -> str:
     """``text`` with the token of every share path in it replaced by <redacted>."""
-    if "share" not in text.lower():
+    if "share" not in text.lower() and "%" not in text:
         return text
     return SHARE_TOKEN_IN_TEXT.sub(lambda m: m["prefix"] + REDACTED, text)
 

@@ -38,6 +38,15 @@ def envlist(name: str, default: str = "") -> list[str]:
     return [v.strip() for v in (os.environ.get(name) or default).split(",") if v.strip()]
 
 
+def envrate(name: str, default: str) -> str:
+    """A rate such as 60/minute or 6/hour (a count per second, minute, hour or day)."""
+    value = os.environ.get(name) or default
+    count, _, period = value.partition("/")
+    if not (count.isdigit() and period[:1] in ("s", "m", "h", "d")):
+        raise ImproperlyConfigured(f"{name} must look like 60/minute, not {value!r}")
+    return value
+
+
 def envsecret(name: str) -> str | None:
     """The value of NAME, or the contents of the file named by NAME_FILE."""
     if value := os.environ.get(name):
@@ -97,9 +106,13 @@ MIDDLEWARE = [
     "dradash.middleware.SecurityHeadersMiddleware",
     # Every error under /api/ as JSON, whoever answered it.
     "dradash.middleware.ApiErrorsMiddleware",
+    # A NUL in the path: 404 before a view puts it in a query (PostgreSQL refuses it: a 500).
+    "dradash.middleware.NulPathMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Request bodies over DRADASH_REQUEST_MAX_BYTES: 413 before anything reads them (CSRF does).
+    "dradash.middleware.RequestBodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # /share/<token>/… pages without a login; its LoginRequiredMiddleware lets only them through.
@@ -174,17 +187,26 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Failed logins (django-axes): after DRADASH_LOGIN_FAILURE_LIMIT failures for one username, or
-# from one address, further logins of that username or from that address are refused (429)
-# until DRADASH_LOGIN_LOCKOUT_MINUTES pass without a failure. Counted in the database, so across
-# processes. A successful login resets the count.
+# Failed logins (django-axes, dradash.accounts.lockout): after DRADASH_LOGIN_FAILURE_LIMIT
+# failures of one username from one address, or DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT from one
+# address whatever the usernames, logins of that username from that address, or from that
+# address, are refused (429) until DRADASH_LOGIN_LOCKOUT_MINUTES pass without a failure. Never
+# per username alone: nobody can lock another user out from elsewhere. Counted in the database,
+# so across processes. A successful login forgets its username's failures from its address.
 AUTHENTICATION_BACKENDS = [
     "dradash.accounts.backends.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "dradash.accounts.lockout.LoginLockoutHandler"
 AXES_FAILURE_LIMIT = envint("DRADASH_LOGIN_FAILURE_LIMIT", 10)
+DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT = envint("DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT", 50)
+if min(AXES_FAILURE_LIMIT, DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT) < 1:
+    raise ImproperlyConfigured(
+        "DRADASH_LOGIN_FAILURE_LIMIT and DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT must be at least 1"
+    )
 AXES_COOLOFF_TIME = timedelta(minutes=envint("DRADASH_LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each counted on its own
+# What axes' own logs and axes_reset commands go by; the handler counts both limits itself.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "dradash.accounts.views.locked_out"
 AXES_CLIENT_IP_CALLABLE = "dradash.accounts.clients.client_ip"
@@ -253,6 +275,9 @@ DRADASH_METRICS_TOKEN = envsecret("DRADASH_METRICS_TOKEN") or ""
 DRADASH_BUNDLE_MAX_BYTES = envint("DRADASH_BUNDLE_MAX_BYTES", 256 * 1024 * 1024)
 # The largest upload request (all its files together), refused with 413 before it is read.
 DRADASH_UPLOAD_MAX_BYTES = envint("DRADASH_UPLOAD_MAX_BYTES", 512 * 1024 * 1024)
+# The largest body of any other request (the API's JSON, forms), refused with 413 before it is
+# read (dradash.middleware.RequestBodyLimitMiddleware). 3 MiB, as the Kubernetes API server.
+DRADASH_REQUEST_MAX_BYTES = envint("DRADASH_REQUEST_MAX_BYTES", 3 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Parsed snapshots kept in memory per process (snapshots never change once stored).
@@ -265,6 +290,11 @@ if not (_count.isdigit() and _period[:1] in ("s", "m", "h", "d")):
     raise ImproperlyConfigured(
         f"DRADASH_SELECTOR_RATE must look like 60/minute, not {DRADASH_SELECTOR_RATE!r}"
     )
+
+# Share links (dradash.sharing.throttles): requests a link serves, per link and per client
+# address; bundle downloads through links, per link and per address (429 beyond either).
+DRADASH_SHARE_RATE = envrate("DRADASH_SHARE_RATE", "120/minute")
+DRADASH_SHARE_DOWNLOAD_RATE = envrate("DRADASH_SHARE_DOWNLOAD_RATE", "6/hour")
 
 REST_FRAMEWORK = {
     # Token first: DRF answers unauthenticated requests with the first class's WWW-Authenticate

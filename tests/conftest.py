@@ -35,6 +35,15 @@ def django_db_setup(_require_postgresql: None, django_db_setup: None) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _clear_cache() -> None:
+    """Rate limits (the selector API's, share links' per address) and the share-link refusal
+    audit count in the default cache, across tests of one process: each test starts afresh."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _clear_snapshot_caches() -> Iterator[None]:
     """Snapshot members, playground devices, diffs and list counts are cached per process by
     snapshot id, and test databases reuse ids."""

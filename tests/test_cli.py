@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,64 @@ def test_colour_on_request_and_never_with_no_color(bundle, no_django) -> None:
     assert "\033[1;31mclaim-unallocated\033[0m" in coloured.stdout.decode()
     plain = run(*args, "--color", "never", stdin=bundle, no_django=no_django)
     assert "\033[" not in plain.stdout.decode()
+
+
+# What the issue's probe put in cluster strings: clear the screen, set the window title, an OSC 8
+# hyperlink, a C1 CSI (one byte, 0x9b) and a right-to-left override.
+HOSTILE = (
+    "\x1b[2J\x1b]0;pwned\x07\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+    "\x9b31m\u202egnp.exe\n"
+)
+ESCAPED = (
+    "\\x1b[2J\\x1b]0;pwned\\x07\\x1b]8;;https://evil.example\\x1b\\click\\x1b]8;;\\x1b\\"
+    "\\x9b31m\\u202egnp.exe\\n"
+)
+
+
+@pytest.fixture(scope="module")
+def hostile_bundle() -> bytes:
+    """The demo cluster with HOSTILE before every event message and Pod condition message."""
+    items = build(later=True)
+    for obj in items:
+        if obj["kind"] == "Event":
+            obj["message"] = HOSTILE + obj.get("message", "")
+        for condition in (
+            obj.get("status", {}).get("conditions", []) if obj["kind"] == "Pod" else []
+        ):
+            condition["message"] = HOSTILE + condition.get("message", "")
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items}).encode()
+
+
+@pytest.mark.parametrize("colour", ["never", "always"])
+def test_cluster_strings_are_printed_with_their_control_characters_escaped(
+    hostile_bundle, no_django, colour
+) -> None:
+    args = ("why", "pod", "gpu-test2/pod2", "-f", "-", "--color", colour)
+    result = run(*args, stdin=hostile_bundle, no_django=no_django)
+    assert result.returncode == 1, result.stderr.decode()
+    text = result.stdout.decode()
+    assert ESCAPED in text  # the event's message is shown, its controls visible as escapes
+    # The only escape sequences are the colours dradash writes itself (SGR: ESC [ … m).
+    assert re.findall(r"\x1b(?!\[[0-9;]*m)", text) == []
+    assert ("\x1b[" in text) is (colour == "always")
+    for character in ("\x07", "\x9b", "\u202e"):
+        assert character not in text
+
+
+def test_json_keeps_cluster_strings_but_writes_their_controls_as_escapes(
+    hostile_bundle, no_django
+) -> None:
+    args = ("why", "pod", "gpu-test2/pod2", "-f", "-", "--json")
+    result = run(*args, stdin=hostile_bundle, no_django=no_django)
+    text = result.stdout.decode()
+    assert re.findall("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]", text) == []
+    assert json.dumps(HOSTILE)[1:-1] in json.dumps(json.loads(text))  # the strings are kept
+
+
+def test_an_error_message_quoting_the_bundle_is_escaped_too(no_django) -> None:
+    result = run("why", "pod", "ns/x\x1b]0;pwned\x07", "-f", "-", stdin=b"[]", no_django=no_django)
+    assert result.returncode == 2
+    assert b"\x1b" not in result.stderr and b"\\x1b]0;pwned\\x07" in result.stderr
 
 
 def test_colour_on_a_terminal_unless_no_color(bundle, tmp_path, no_django) -> None:

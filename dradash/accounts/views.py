@@ -20,7 +20,11 @@ def locked_out(
     response = render(
         request,
         "registration/locked_out.html",
-        {"minutes": minutes, "failure_limit": settings.AXES_FAILURE_LIMIT},
+        {
+            "minutes": minutes,
+            "failure_limit": settings.AXES_FAILURE_LIMIT,
+            "address_limit": settings.DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT,
+        },
         status=429,
     )
     response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))

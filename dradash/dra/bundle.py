@@ -885,9 +885,15 @@ def info_object(spec: dict[str, Any]) -> dict[str, Any]:
 
 def write_bundle(info: dict[str, Any], objects: Iterable[dict[str, Any]]) -> Iterator[str]:
     """The bundle as chunks of JSON text: a kubectl-style List, SnapshotInfo first."""
+    return write_bundle_json(info, (json.dumps(obj, ensure_ascii=False) for obj in objects))
+
+
+def write_bundle_json(info: dict[str, Any], items: Iterable[str]) -> Iterator[str]:
+    """The same bundle from its objects as JSON text: each of ``items`` the JSON of one object,
+    or of several separated by commas (stored objects, written without parsing them again)."""
     yield '{"apiVersion":"v1","kind":"List","metadata":{},"items":[\n'
     yield json.dumps(info_object(info), ensure_ascii=False)
-    for obj in objects:
+    for item in items:
         yield ",\n"
-        yield json.dumps(obj, ensure_ascii=False)
+        yield item
     yield "\n]}\n"

@@ -9,6 +9,7 @@ diagnosis API's JSON and ``render`` the text a terminal shows.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -179,11 +180,40 @@ SEVERITY_COLOURS = {"error": "red", "warning": "yellow", "info": "blue"}
 ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34"}
 
 
+# What a terminal would act on or not show, in text from a cluster: C0 and C1 control
+# characters (escape sequences clear the screen, set the window title, open OSC 8 hyperlinks),
+# DEL, and the invisible format characters that reorder or hide text (bidi controls, zero
+# width). Every such string is printed with these escaped, colour or not.
+_INVISIBLE = r"\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+_UNSAFE = re.compile(rf"[\x00-\x1f{_INVISIBLE}]")
+_UNSAFE_IN_JSON = re.compile(rf"[{_INVISIBLE}]")  # JSON escapes C0 characters in strings itself
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every character a terminal would act on shown escaped (\\x1b, \\u202e)."""
+    return _UNSAFE.sub(lambda m: _NAMED.get(c := m.group()) or _escaped(c), str(text))
+
+
+def _escaped(c: str) -> str:
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+def json_text(v: Verdict) -> str:
+    """``as_json`` as text for a terminal: the characters terminal_safe escapes are \\u escapes
+    (JSON escapes C0 characters itself; the others are written so too: the same JSON)."""
+    text = json.dumps(as_json(v), indent=2, ensure_ascii=False)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
 class _Style:
+    """Cluster text made terminal_safe, in colour if asked (the only escape sequences printed)."""
+
     def __init__(self, colour: bool) -> None:
         self.colour = colour
 
     def __call__(self, text: str, *styles: str) -> str:
+        text = terminal_safe(text)
         if not self.colour or not styles:
             return text
         codes = ";".join(ANSI[s] for s in styles)
@@ -198,29 +228,29 @@ def render(v: Verdict, *, colour: bool = False) -> str:
     tone = STAGE_COLOURS.get(d.stage, "")
     out = [
         f"{s(v.kind, 'dim')} {s(v.ref, 'bold')}",
-        f"{s(d.stage, 'bold', tone)} ({d.reason})",
+        f"{s(d.stage, 'bold', tone)} ({s(d.reason)})",
         _stage_bar(d.stage, s),
         "",
-        d.summary,
+        s(d.summary),
     ]
     if v.explanation is not None:
         out += ["", *_funnel(v.explanation, d.summary, s)]
     out += ["", s("Evidence", "bold")]
     for e in d.evidence:
         where = f"{e.kind} {e.namespace + '/' if e.namespace else ''}{e.name} · {e.field}"
-        out += [f"  • {s(where, 'dim')}", f"    {e.detail}"]
+        out += [f"  • {s(where, 'dim')}", f"    {s(e.detail)}"]
     if not d.evidence:
         out.append("  —")
     out += ["", s("Next steps", "bold")]
     for i, step in enumerate(d.next_steps, 1):
-        out.append(f"  {i}. {step}")
+        out.append(f"  {i}. {s(step)}")
     if not d.next_steps:
         out.append("  Nothing to do.")
     if v.findings:
         out += ["", s("Findings", "bold")]
         for f in v.findings:
             code = s(f"[{f.severity}] {f.code}", SEVERITY_COLOURS.get(f.severity, ""))
-            out.append(f"  • {code}: {f.message}")
+            out.append(f"  • {code}: {s(f.message)}")
             if f.next_step:
                 out.append(f"    {s(f.next_step, 'dim')}")
     return "\n".join(out) + "\n"
@@ -252,11 +282,11 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
     out = [f"{s('Allocator', 'bold')}: {head}"]
     error = x.get("error")
     if error and error not in summary:
-        out.append(f"  {s('error', 'red')}: {error}")
+        out.append(f"  {s('error', 'red')}: {s(error)}")
     for r in x.get("requests") or []:
         need = r.get("need")
         needs = f", needs {need} device{'' if need == 1 else 's'}" if need is not None else ""
-        out.append(f"  request {r['name']}{needs}")
+        out.append(f"  request {s(r['name'])}{needs}")
         short = r.get("short_step", r.get("empty_step"))
         counts = r.get("funnel") or []
         width = max((len(str(f["remaining"])) for f in counts), default=1)
@@ -268,7 +298,7 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
             elif f["remaining"] == 0:
                 out.append("    " + s(f"{n}  {label}", "dim"))
             else:
-                out.append(f"    {n}  {label}")
+                out.append(f"    {n}  {s(label)}")
         if r.get("node"):
             note = f"    (“enough on one node” counts node {r['node']}, the node that got furthest)"
             out.append(s(note, "dim"))
@@ -280,9 +310,10 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
                 "each at the first check it fails:"
             )
             shown = failed[:FAILED_SHOWN]
-            width = max(len(f"{dc['pool']}/{dc['device']}") for dc in shown)
-            for dc in shown:
-                device = f"{dc['pool']}/{dc['device']}".ljust(width)
+            names = [s(f"{dc['pool']}/{dc['device']}") for dc in shown]
+            width = max(len(name) for name in names)
+            for dc, name in zip(shown, names, strict=True):
+                device = name.ljust(width)
                 why = dc.get("detail") or ""
                 why = "the error above" if same_error(why, error) else why
                 check = funnel_check(dc["failed_step"])

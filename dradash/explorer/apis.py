@@ -7,7 +7,6 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,14 +32,22 @@ from dradash.analysis.selectors import (
     snapshot_search,
 )
 from dradash.dra import inventory
+from dradash.pagination import ListPage, Page, page_parameters
 
-FINDING_FIELDS = {
-    "code": serializers.CharField(),
-    "severity": serializers.ChoiceField(choices=["error", "warning", "info"]),
-    "message": serializers.CharField(),
-    "objects": serializers.ListField(child=serializers.DictField()),
-    "next_step": serializers.CharField(),
-}
+# One class, for the findings list and a diagnosis's findings (an inline serializer takes its
+# fields away from the dict it is given: a second one made of the same dict had none).
+FindingSerializer = type(
+    inline_serializer(
+        "Finding",
+        {
+            "code": serializers.CharField(),
+            "severity": serializers.ChoiceField(choices=["error", "warning", "info"]),
+            "message": serializers.CharField(),
+            "objects": serializers.ListField(child=serializers.DictField()),
+            "next_step": serializers.CharField(),
+        },
+    )
+)
 HistorySerializer = inline_serializer(
     "StageHistory",
     {
@@ -61,7 +68,7 @@ DiagnosisSerializer = inline_serializer(
         "summary": serializers.CharField(),
         "evidence": serializers.ListField(child=serializers.DictField()),
         "next_steps": serializers.ListField(child=serializers.CharField()),
-        "findings": inline_serializer("DiagnosisFinding", FINDING_FIELDS, many=True),
+        "findings": FindingSerializer(many=True),
         "chain": serializers.DictField(),
         "history": HistorySerializer,
     },
@@ -143,11 +150,6 @@ class ClaimExplainApi(AnalysedApi):
         return Response(found)
 
 
-class _ListPage(LimitOffsetPagination):
-    default_limit = 100
-    max_limit = 1000
-
-
 def _page_of(name: str, row: type[serializers.Serializer]) -> Any:
     """A page of rows as LimitOffsetPagination answers: count, next, previous, results."""
     return inline_serializer(
@@ -159,12 +161,6 @@ def _page_of(name: str, row: type[serializers.Serializer]) -> Any:
             "results": row(many=True),
         },
     )
-
-
-LIMIT_OFFSET = [
-    OpenApiParameter("limit", int, description="rows per page (default 100, at most 1000)"),
-    OpenApiParameter("offset", int, description="rows to skip"),
-]
 
 
 VERDICT_FIELDS = {
@@ -220,7 +216,7 @@ class _VerdictListApi(AnalysedApi):
         filterset = self.filterset_class(request.query_params, type(self).rows(snapshot))
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
-        paginator = _ListPage()
+        paginator = Page()
         page = paginator.paginate_queryset(filterset.qs, request, view=self) or []
         return paginator.get_paginated_response([self.row(v) for v in page])
 
@@ -240,7 +236,7 @@ class PodListApi(_VerdictListApi):
         "and summary, phase, node, owner and claims; filtered and sorted as on the Pods page "
         "(q: part of the name or namespace/name; sort: a column, - first for descending; "
         "without it, worst stage first).",
-        parameters=[*openapi_parameters(PodFilter), *LIMIT_OFFSET],
+        parameters=[*openapi_parameters(PodFilter), *page_parameters(Page)],
         responses=_page_of("PodVerdict", PodRowSerializer),
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
@@ -265,7 +261,7 @@ class ClaimListApi(_VerdictListApi):
         description="The claims list of the snapshot, a page at a time: each claim's stage, "
         "reason and summary, state, template, classes, drivers, nodes, devices and the Pods "
         "using it; filtered and sorted as on the claims page.",
-        parameters=[*openapi_parameters(ClaimFilter), *LIMIT_OFFSET],
+        parameters=[*openapi_parameters(ClaimFilter), *page_parameters(Page)],
         responses=_page_of("ClaimVerdict", ClaimRowSerializer),
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
@@ -278,11 +274,14 @@ class FindingListApi(AnalysedApi):
         description="Findings: problems that do not block one Pod but matter (leaked claims, "
         "incomplete or stale pools, tainted devices, missing classes …), each with a code, "
         "severity, message, the objects it names and a next step.",
-        responses=inline_serializer("Finding", FINDING_FIELDS, many=True),
+        responses=FindingSerializer(many=True),
+        parameters=page_parameters(ListPage),
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
-        return Response([f.as_dict() for f in snapshot_findings(snapshot)])
+        paginator = ListPage()
+        page = paginator.paginate_queryset(snapshot_findings(snapshot), request, view=self) or []
+        return paginator.get_paginated_response([f.as_dict() for f in page])
 
 
 DeviceSerializer = inline_serializer(
@@ -359,7 +358,7 @@ class DeviceListApi(AnalysedApi):
         summary="Devices of the snapshot",
         description="One row per device of the pools the allocator would use: where it is, "
         "who holds it, its taints, state, classes, attributes and capacity. Filters as on the "
-        "devices page.",
+        "devices page; a page at a time.",
         responses=DeviceSerializer,
         parameters=[
             OpenApiParameter("q", str, description="part of the device's or a claim's name"),
@@ -373,6 +372,7 @@ class DeviceListApi(AnalysedApi):
                 str,
                 description="name or name=value; a name without domain is the driver's",
             ),
+            *page_parameters(ListPage),
         ],
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
@@ -382,7 +382,11 @@ class DeviceListApi(AnalysedApi):
         )
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
-        return Response(list(filterset.qs.values_list("data", flat=True)))
+        paginator = ListPage()
+        rows = filterset.qs.values_list("data", flat=True)
+        return paginator.get_paginated_response(
+            paginator.paginate_queryset(rows, request, view=self) or []
+        )
 
 
 class PoolListApi(AnalysedApi):
@@ -392,10 +396,15 @@ class PoolListApi(AnalysedApi):
         "generation, slices, completeness, devices allocated and free, stale slices, duplicate "
         "device names and shared counters; those that need attention first.",
         responses=PoolSerializer,
+        parameters=page_parameters(ListPage),
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
-        return Response(list(pool_rows(snapshot).values_list("data", flat=True)))
+        paginator = ListPage()
+        rows = pool_rows(snapshot).values_list("data", flat=True)
+        return paginator.get_paginated_response(
+            paginator.paginate_queryset(rows, request, view=self) or []
+        )
 
 
 SearchSerializer = inline_serializer(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterator
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -18,6 +19,28 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
 from dradash.metrics.selectors import DEVICE_STATES, ClusterMetrics, cluster_metrics
+
+# dradash_devices has a series per class and state: a cluster's MAX_DEVICE_CLASSES classes that
+# admit the most devices keep theirs, the others are summed under device_class="(other)" (no
+# DeviceClass has that name: they are DNS subdomains). 3,000 classes were 12,000 series.
+MAX_DEVICE_CLASSES = 50
+OTHER_CLASSES = "(other)"
+
+
+def device_classes(classes: list[dict[str, Any]]) -> list[tuple[str, dict[str, int]]]:
+    """(class name, devices per state) of the classes that admit the most devices, at most
+    MAX_DEVICE_CLASSES in the inventory's order, then the rest summed as OTHER_CLASSES."""
+
+    def size(cls: dict[str, Any]) -> int:
+        return sum((cls.get("tally") or {}).get(state, 0) for state in DEVICE_STATES)
+
+    ranked = sorted(range(len(classes)), key=lambda i: (-size(classes[i]), i))
+    kept = set(ranked[:MAX_DEVICE_CLASSES])
+    out = [(c.get("name", ""), c.get("tally") or {}) for i, c in enumerate(classes) if i in kept]
+    rest = [classes[i].get("tally") or {} for i in ranked[MAX_DEVICE_CLASSES:]]
+    if rest:
+        out.append((OTHER_CLASSES, {s: sum(t.get(s, 0) for t in rest) for s in DEVICE_STATES}))
+    return out
 
 
 class SnapshotCollector(Collector):
@@ -77,10 +100,9 @@ class SnapshotCollector(Collector):
                 claims.add_metric([c, stage], n)
             for code, severity, n in m.findings:
                 found.add_metric([c, code, severity], n)
-            for cls in m.inventory.get("classes") or []:
-                tally = cls.get("tally") or {}
+            for name, tally in device_classes(m.inventory.get("classes") or []):
                 for state in DEVICE_STATES:
-                    devices.add_metric([c, cls.get("name", ""), state], tally.get(state, 0))
+                    devices.add_metric([c, name, state], tally.get(state, 0))
             if m.captured_at is not None:
                 age.add_metric([c], max((self.now - m.captured_at).total_seconds(), 0.0))
         yield from (pods, claims, found, devices, age, runs, took)
@@ -88,7 +110,10 @@ class SnapshotCollector(Collector):
 
 def _authorised(request: HttpRequest, token: str) -> bool:
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), token)
+    # Compared as bytes: compare_digest refuses text that is not ASCII (a 500), and a header is
+    # bytes that WSGI hands over as latin-1 text.
+    sent = given.strip().encode("latin-1", "replace")
+    return scheme.lower() == "bearer" and hmac.compare_digest(sent, token.encode())
 
 
 @login_not_required  # the bearer token is the credential

@@ -10,7 +10,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from dradash.analysis.apis import AnalysisNotReady
 from dradash.api import BaseApi
-from dradash.dra import matching
+from dradash.dra import matching, validation
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
 from dradash.playground.services import (
@@ -23,6 +23,17 @@ from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import snapshot_list
 
 SLICE_API_VERSIONS = {f"{RESOURCE_GROUP}/{v}" for v in RESOURCE_VERSIONS}
+# Inline slices: each is checked as the API server checks it (at most 128 devices, …), and
+# together they hold at most this many devices (a snapshot holds more: upload or import it).
+MAX_INLINE_SLICES = 10_000
+MAX_INLINE_DEVICES = 10_000
+PROBLEMS_SHOWN = 20  # per refused slice
+
+
+def _devices(obj: Any) -> Any:
+    """An inline slice's spec.devices, whatever its shape (None when it has none)."""
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    return spec.get("devices") if isinstance(spec, dict) else None
 
 
 # The response is built by hand (serializers are too slow for 40,000 rows); these document it.
@@ -80,7 +91,13 @@ class SelectorEvaluateApi(BaseApi):
         snapshot = serializers.IntegerField(required=False, allow_null=True)
         device_class = serializers.CharField(required=False, allow_null=True, allow_blank=True)
         resource_slices = serializers.ListField(
-            child=serializers.DictField(), required=False, allow_null=True, max_length=10_000
+            child=serializers.DictField(),
+            required=False,
+            allow_null=True,
+            max_length=MAX_INLINE_SLICES,
+            help_text="ResourceSlice objects (resource.k8s.io v1, v1beta2, v1beta1 or "
+            "v1alpha3), validated as the API server validates them (at most 128 devices per "
+            f"slice, …); at most {MAX_INLINE_DEVICES:,} devices in all.",
         )
 
         def validate_snapshot(self, value: int | None) -> Snapshot | None:
@@ -92,7 +109,17 @@ class SelectorEvaluateApi(BaseApi):
             return snapshot
 
         def validate_resource_slices(self, value: list[dict[str, Any]] | None) -> Any:
-            for i, obj in enumerate(value or []):
+            if value is None:
+                return None
+            devices = sum(len(d) for obj in value if isinstance(d := _devices(obj), list))
+            if devices > MAX_INLINE_DEVICES:
+                raise serializers.ValidationError(
+                    f"{devices:,} devices in all: at most {MAX_INLINE_DEVICES:,} are evaluated "
+                    "inline; store the slices as a snapshot (upload or import them) and give "
+                    "its id instead"
+                )
+            refused: dict[int, list[str]] = {}
+            for i, obj in enumerate(value):
                 obj.setdefault("apiVersion", f"{RESOURCE_GROUP}/v1")
                 obj.setdefault("kind", "ResourceSlice")
                 if (
@@ -106,6 +133,14 @@ class SelectorEvaluateApi(BaseApi):
                     )
                 if not isinstance(obj.get("metadata"), dict) or not obj["metadata"].get("name"):
                     obj["metadata"] = {"name": f"inline-{i}"}
+                # What the API server would refuse, as an import refuses it (field paths).
+                if found := validation.problems(obj):
+                    shown = [f"{path}: {problem}" for path, problem in found[:PROBLEMS_SHOWN]]
+                    if len(found) > PROBLEMS_SHOWN:
+                        shown.append(f"… and {len(found) - PROBLEMS_SHOWN} more")
+                    refused[i] = shown
+            if refused:
+                raise serializers.ValidationError(refused)
             return value
 
         def validate(self, data: dict[str, Any]) -> dict[str, Any]:

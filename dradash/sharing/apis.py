@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.api import BaseApi
+from dradash.pagination import ListPage, page_parameters
 from dradash.sharing.models import DEFAULT_EXPIRY, MAX_EXPIRY, MIN_EXPIRY, ShareLink
 from dradash.sharing.pages import share_link_opens
 from dradash.sharing.selectors import share_link_list_active
@@ -48,12 +49,16 @@ class SnapshotShareListApi(BaseApi):
         operation_id="snapshots_shares_list",
         summary="Active share links of a snapshot",
         responses=ShareLinkSerializer(many=True),
-        description="The snapshot's share links that are neither expired nor revoked.",
+        parameters=page_parameters(ListPage),
+        description="The snapshot's share links that are neither expired nor revoked, newest "
+        "first, a page at a time.",
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
+        paginator = ListPage()
         links = share_link_list_active(snapshot=snapshot)
-        return Response(self.ShareLinkSerializer(links, many=True).data)
+        page = paginator.paginate_queryset(links, request, view=self) or []
+        return paginator.get_paginated_response(self.ShareLinkSerializer(page, many=True).data)
 
     @extend_schema(
         operation_id="snapshots_shares_create",

@@ -10,6 +10,7 @@ lets those requests through.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -20,13 +21,15 @@ from django.shortcuts import render
 from django.urls import get_script_prefix, reverse, set_script_prefix
 from django.utils.cache import patch_cache_control
 
+from dradash.dra.words import plural
 from dradash.sharing.selectors import share_link_for_token
 from dradash.sharing.services import (
     remote_addr,
     share_link_accessed,
     share_link_refused,
-    shared_view_allowed,
+    shared_view,
 )
+from dradash.sharing.throttles import ShareThrottled, share_address_throttle, share_link_throttle
 
 SHARE_PATH = re.compile(r"\A/share/(?P<token>[A-Za-z0-9_-]{1,128})(?P<rest>/.*)\Z", re.DOTALL)
 
@@ -43,6 +46,10 @@ class ShareLinkMiddleware:
             return self.get_response(request)
         token, rest = match["token"], match["rest"]
         addr = remote_addr(request)
+        try:  # before the token is even looked up: guessing tokens is limited too
+            share_address_throttle(request, addr=addr)
+        except ShareThrottled as exc:
+            return _throttled(request, exc)
         described = f"{request.method} {rest}"[:300]
         link = share_link_for_token(token)
         reason = "unknown token" if link is None else link.refusal()
@@ -62,9 +69,11 @@ class ShareLinkMiddleware:
             if rest == "/" and request.method in ("GET", "HEAD"):
                 # The link itself (and "home" on its pages) opens the snapshot's overview.
                 response: HttpResponse = HttpResponseRedirect(overview)
-            elif not shared_view_allowed(
-                path_info=rest, method=request.method or "", snapshot_id=link.snapshot_id
-            ):
+            elif (
+                view := shared_view(
+                    path_info=rest, method=request.method or "", snapshot_id=link.snapshot_id
+                )
+            ) is None:
                 share_link_refused(
                     link=link, token=token, reason="not shared", remote_addr=addr, detail=described
                 )
@@ -72,14 +81,31 @@ class ShareLinkMiddleware:
                     request, "sharing/not_shared.html", {"overview": overview}, status=404
                 )
             else:
-                share_link_accessed(link=link, remote_addr=addr, detail=described)
-                response = self.get_response(request)
+                try:
+                    share_link_throttle(
+                        request, link_id=link.pk, addr=addr, download=view == "snapshot-bundle"
+                    )
+                except ShareThrottled as exc:
+                    response = _throttled(request, exc)
+                else:
+                    share_link_accessed(link=link, remote_addr=addr, detail=described)
+                    response = self.get_response(request)
         finally:
             set_script_prefix(base_prefix)
         # The token is in the address: keep it out of caches and of Referer headers.
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["X-Robots-Tag"] = "noindex, nofollow"
         return _no_store(response)
+
+
+def _throttled(request: HttpRequest, exc: ShareThrottled) -> HttpResponse:
+    """429 with Retry-After: a share link's request over a rate (dradash.sharing.throttles)."""
+    wait = (
+        plural(math.ceil(exc.wait / 60), "minute") if exc.wait > 90 else plural(exc.wait, "second")
+    )
+    response = render(request, "429.html", {"message": exc.message, "wait": wait}, status=429)
+    response["Retry-After"] = str(exc.wait)
+    return _no_store(response)
 
 
 def _no_store(response: HttpResponse) -> HttpResponse:

@@ -60,16 +60,23 @@ def remote_addr(request: HttpRequest) -> str | None:
     return client_ip(request)
 
 
-def shared_view_allowed(*, path_info: str, method: str, snapshot_id: int) -> bool:
-    """Whether a request for path_info (relative to the share prefix) is a page a link to
-    snapshot_id opens."""
+def shared_view(*, path_info: str, method: str, snapshot_id: int) -> str | None:
+    """The name of the page (one of SHARED_VIEWS) a request for path_info (relative to the
+    share prefix) opens with a link to snapshot_id; None when a link does not open it."""
     if method not in SAFE_METHODS:
-        return False
+        return None
     try:
         match = resolve(path_info)
     except Resolver404:
-        return False
-    return match.url_name in SHARED_VIEWS and match.kwargs.get("snapshot_id") == snapshot_id
+        return None
+    if match.url_name in SHARED_VIEWS and match.kwargs.get("snapshot_id") == snapshot_id:
+        return match.url_name
+    return None
+
+
+def shared_view_allowed(*, path_info: str, method: str, snapshot_id: int) -> bool:
+    """Whether a link to snapshot_id opens the page of path_info (see shared_view)."""
+    return shared_view(path_info=path_info, method=method, snapshot_id=snapshot_id) is not None
 
 
 def shareable_path(path: str | None, *, snapshot_id: int) -> str:

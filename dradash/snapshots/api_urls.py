@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from dradash.middleware import limits_own_body
 from dradash.snapshots.apis import (
     SnapshotDetailApi,
     SnapshotListApi,
@@ -12,6 +13,7 @@ from dradash.snapshots.apis import (
 urlpatterns = [
     path("snapshots/", SnapshotListApi.as_view(), name="api-snapshot-list"),
     path("snapshots/<int:snapshot_id>/", SnapshotDetailApi.as_view(), name="api-snapshot-detail"),
-    path("uploads/", UploadListApi.as_view(), name="api-upload-list"),
+    # DRADASH_UPLOAD_MAX_BYTES, checked by the view itself, not the other requests' limit.
+    path("uploads/", limits_own_body(UploadListApi.as_view()), name="api-upload-list"),
     path("uploads/<int:run_id>/", UploadDetailApi.as_view(), name="api-upload-detail"),
 ]

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from dradash.api import BaseApi
 from dradash.clusters.models import cluster_name_validator
+from dradash.pagination import ListPage, page_parameters
 from dradash.snapshots.forms import (
     files_too_large,
     request_too_large,
@@ -54,16 +55,29 @@ class SnapshotOutputSerializer(serializers.Serializer):
         return data
 
 
+class SnapshotPage(ListPage):
+    default_limit = 100
+
+
 class SnapshotListApi(BaseApi):
     class FilterSerializer(serializers.Serializer):
         cluster = serializers.CharField(required=False)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=100)
+        limit = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=SnapshotPage.max_limit,
+            help_text=f"snapshots per page (default {SnapshotPage.default_limit}, at most "
+            f"{SnapshotPage.max_limit})",
+        )
+        offset = serializers.IntegerField(
+            required=False, min_value=0, help_text="snapshots to skip"
+        )
 
     @extend_schema(
         summary="Snapshots, newest first",
         description="The stored snapshots of every cluster, newest first, each with its "
-        "kinds, object counts and whether its analysis is done.",
-        parameters=[FilterSerializer],
+        "kinds, object counts and whether its analysis is done; a page at a time.",
+        parameters=[FilterSerializer, *page_parameters(SnapshotPage, query=False)],
         responses=SnapshotOutputSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
@@ -72,8 +86,9 @@ class SnapshotListApi(BaseApi):
         snapshots = snapshot_list()
         if cluster := filters.validated_data.get("cluster"):
             snapshots = snapshots.filter(cluster__name=cluster)
-        snapshots = snapshots[: filters.validated_data["limit"]]
-        return Response(SnapshotOutputSerializer(snapshots, many=True).data)
+        paginator = SnapshotPage()
+        page = paginator.paginate_queryset(snapshots, request, view=self) or []
+        return paginator.get_paginated_response(SnapshotOutputSerializer(page, many=True).data)
 
 
 class SnapshotDetailApi(BaseApi):

@@ -8,6 +8,7 @@ import json
 import logging
 import queue
 import re
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -32,7 +33,7 @@ from dradash.dra.bundle import (
     Source,
     kind_statuses,
     parse_bundle,
-    write_bundle,
+    write_bundle_json,
 )
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, ObjectKey
@@ -600,22 +601,43 @@ def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
+# A bundle download reads this many stored objects at a time, and writes about this many
+# characters at a time (a large snapshot: a few hundred writes, never a whole batch of its largest
+# objects twice over in memory).
+EXPORT_BATCH = 500
+EXPORT_CHUNK = 1 << 20
+
+
 def bundle_export(snapshot: Snapshot) -> Iterator[str]:
-    """The snapshot as bundle text (a kubectl-style JSON List), streamed in chunks."""
+    """The snapshot as bundle text (a kubectl-style JSON List), streamed: each object's JSON as
+    it is stored, never parsed and encoded again, in chunks of about EXPORT_CHUNK characters."""
     order = {kind: i for i, kind in enumerate(KIND_ORDER)}
-    rows = sorted(
-        snapshot_objects(snapshot, fields=("kind", "namespace", "name", "id")),
-        key=lambda r: (order.get(r[0], len(order)), r[1], r[2]),
+    # Sorted by kind, namespace and name; a namespace held once however many objects are in it.
+    keys = sorted(
+        (order.get(kind, len(order)), sys.intern(namespace), name, blob_id)
+        for kind, namespace, name, blob_id in snapshot_objects(
+            snapshot, fields=("kind", "namespace", "name", "id")
+        )
     )
+    ids = [key[3] for key in keys]
+    del keys
 
-    def objects() -> Iterator[dict[str, Any]]:
-        for start in range(0, len(rows), BATCH):
-            ids = [r[3] for r in rows[start : start + BATCH]]
-            data = dict(ObjectBlob.objects.filter(id__in=ids).values_list("id", "data"))
-            for blob_id in ids:
-                yield json.loads(data[blob_id])
+    def chunks() -> Iterator[str]:
+        pending: list[str] = []
+        size = 0
+        for start in range(0, len(ids), EXPORT_BATCH):
+            batch = ids[start : start + EXPORT_BATCH]
+            data = dict(ObjectBlob.objects.filter(id__in=batch).values_list("id", "data"))
+            for blob_id in batch:
+                pending.append(data.pop(blob_id))
+                size += len(pending[-1])
+                if size >= EXPORT_CHUNK:
+                    yield ",\n".join(pending)
+                    pending, size = [], 0
+        if pending:
+            yield ",\n".join(pending)
 
-    return write_bundle(snapshot_info(snapshot), objects())
+    return write_bundle_json(snapshot_info(snapshot), chunks())
 
 
 @transaction.atomic

@@ -16,6 +16,7 @@ from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import stuck_pods, top_findings
 from dradash.analysis.views import analysed
 from dradash.htmx import HtmxHttpRequest, template_for
+from dradash.middleware import limits_own_body
 from dradash.snapshots.forms import (
     UploadForm,
     request_too_large,
@@ -90,6 +91,7 @@ def _too_large(request: HtmxHttpRequest, size: int | None) -> HttpResponse:
     )
 
 
+@limits_own_body  # DRADASH_UPLOAD_MAX_BYTES, not the other requests' limit
 @csrf_exempt  # CSRF is checked by _upload: the size limit must be in place before the body is read
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")

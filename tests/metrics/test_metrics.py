@@ -3,6 +3,7 @@ analysed snapshot, behind a bearer token, off without one; and the sample alerti
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -55,6 +56,16 @@ def test_a_missing_or_wrong_token_is_refused(client, db, metrics_on) -> None:
         assert b"dradash_pods" not in response.content
 
 
+@pytest.mark.parametrize("sent", ["Bearer t\u00f6k\u00e9n", "Bearer \u2713", "B\u00e9arer x"])
+def test_a_token_that_is_not_ascii_is_refused_not_a_server_error(
+    client, db, metrics_on, sent: str
+) -> None:
+    client.raise_request_exception = False
+    response = client.get("/metrics", HTTP_AUTHORIZATION=sent)
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+
+
 def test_a_logged_in_user_still_needs_the_token(client_logged_in, metrics_on) -> None:
     assert client_logged_in.get("/metrics").status_code == 401
 
@@ -89,6 +100,46 @@ def test_the_latest_analysed_snapshot_of_each_cluster(client, demo, metrics_on) 
     age = value(samples, "dradash_snapshot_age_seconds", cluster="demo")
     expected = (timezone.now() - later.captured_at).total_seconds()
     assert abs(age - expected) < 60
+
+
+def test_many_device_classes_add_a_bounded_number_of_series(client, db, metrics_on) -> None:
+    """The issue's probe: 3,000 DeviceClasses in one upload added 12,004 series. The 50 classes
+    that admit the most devices keep theirs; the others are summed as device_class="(other)"."""
+    from tests.stored import import_analysed
+
+    device = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass"}
+    one = {
+        "selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].index == 0'}}]
+    }
+    classes = [
+        {**device, "metadata": {"name": f"class-{i:04d}"}, "spec": one} for i in range(300)
+    ] + [{**device, "metadata": {"name": "zz-every-gpu"}, "spec": {}}]
+    pool = {"name": "node-a", "generation": 1, "resourceSliceCount": 1}
+    resource_slice = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "node-a-gpu"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": pool,
+            "nodeName": "node-a",
+            "devices": [
+                {"name": f"gpu-{i}", "attributes": {"index": {"int": i}}} for i in range(4)
+            ],
+        },
+    }
+    bundle = {"kind": "List", "items": [*classes, resource_slice]}
+    import_analysed(files=[("classes.json", json.dumps(bundle).encode())], cluster_name="many")
+
+    samples = scrape(client)["dradash_devices"]
+    assert len(samples) == (50 + 1) * 4
+    names = {s.labels["device_class"] for s in samples}
+    assert "zz-every-gpu" in names  # the largest, though last by name
+    assert "(other)" in names and "class-0299" not in names
+    assert value({"d": samples}, "d", device_class="zz-every-gpu", state="free") == 4
+    # Beside it, 49 of the 300 one-device classes are kept, the other 251 summed.
+    assert value({"d": samples}, "d", device_class="(other)", state="free") == 251
+    assert value({"d": samples}, "d", device_class="class-0000", state="free") == 1
 
 
 def test_capture_runs_and_the_last_capture_duration(client, demo, metrics_on) -> None:

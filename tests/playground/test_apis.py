@@ -137,3 +137,65 @@ def test_anonymous_requests_are_refused(client, demo) -> None:
         URL, {"expression": "true", "snapshot": demo[0].pk}, content_type="application/json"
     )
     assert response.status_code in (401, 403)
+
+
+def inline_slice(name: str, devices: int, **spec: object) -> dict[str, object]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "nodeName": name,
+            "devices": [{"name": f"gpu-{i}"} for i in range(devices)],
+            **spec,
+        },
+    }
+
+
+def test_inline_slices_are_refused_where_the_api_server_refuses_them(api_client) -> None:
+    """As an import refuses them: with each problem's field path, and nothing evaluated."""
+    too_many = inline_slice("node-a", 129)
+    no_pool = inline_slice("node-b", 1)
+    del no_pool["spec"]["pool"]  # type: ignore[attr-defined]
+    v1beta1_shape = inline_slice("node-c", 1)
+    v1beta1_shape["spec"]["devices"][0]["basic"] = {}  # type: ignore[index]
+    fine = inline_slice("node-d", 2)
+    response = post(
+        api_client,
+        expression="true",
+        resource_slices=[too_many, no_pool, fine, v1beta1_shape],
+    )
+    assert response.status_code == 400
+    refused = response.json()["resource_slices"]
+    assert refused["0"] == ["spec.devices: Too many: 129: must have at most 128 items"]
+    assert refused["1"] == ["spec.pool: Required value"]
+    assert refused["3"][0].startswith(
+        'spec.devices[0].basic: unknown field "spec.devices[0].basic": it is the v1beta1 device '
+        "wrapper"
+    )
+    assert set(refused) == {"0", "1", "3"}
+    # The valid one alone is evaluated.
+    assert post(api_client, expression="true", resource_slices=[fine]).json()["summary"] == {
+        "matched": 2,
+        "unmatched": 0,
+        "errors": 0,
+    }
+
+
+def test_inline_slices_hold_a_bounded_number_of_devices_in_all(api_client) -> None:
+    # The issue's probe was one slice of 800,000 devices (27.6 s, 861 MB); counting comes first.
+    one_huge = [inline_slice("node-a", 20_000)]
+    response = post(api_client, expression="true", resource_slices=one_huge)
+    assert response.status_code == 400
+    assert response.json() == {
+        "resource_slices": [
+            "20,000 devices in all: at most 10,000 are evaluated inline; store the slices as a "
+            "snapshot (upload or import them) and give its id instead"
+        ]
+    }
+    many_valid = [inline_slice(f"node-{i}", 128) for i in range(79)]  # 10,112 devices
+    response = post(api_client, expression="true", resource_slices=many_valid)
+    assert response.status_code == 400
+    assert "10,112 devices in all" in response.json()["resource_slices"][0]

@@ -117,9 +117,7 @@ def test_the_api_evaluates_within_the_grant_and_answers_429_when_spent(
     assert int(response["Retry-After"]) == 60 - 12
 
 
-def test_the_page_shares_the_users_budget_with_the_api(
-    clock, user, client_logged_in, demo
-) -> None:
+def test_the_page_shares_the_users_budget_with_the_api(clock, user, client_logged_in, demo) -> None:
     client = client_logged_in
     spend_all(user.pk, clock)
     page = client.get("/playground/", {"snapshot": demo[-1].pk, "expression": "true"})

@@ -61,6 +61,11 @@ def test_share_tokens_never_reach_the_access_log_or_the_error_log(
         assert browser.get(f"/share/{token[::-1]}/").status == 404
         # The token percent-encoded in a query string, as a login redirect would carry it.
         browser.get(f"/accounts/login/?next={quote(f'/share/{token}/', safe='')}")
+        # The path spelled with percent-encoded characters: the server decodes it, so these
+        # open the shared page as well (the probe: /%73hare/<token>/…).
+        for spelling in ("/%73hare/", "/sh%61re%2F", "/%73%68%61%72%65/"):
+            shared = browser.get(f"{spelling}{token}/snapshots/{snapshot}/")
+            assert shared.status == 200, (spelling, shared.status)
     finally:
         server.stop()
 
@@ -72,6 +77,8 @@ def test_share_tokens_never_reach_the_access_log_or_the_error_log(
     assert re.search(r"/share/<redacted>/snapshots/\d+/pods/inference/vllm-0/", access), access
     assert "Not Found: /share/<redacted>/" in errors, errors
     assert "%2Fshare%2F<redacted>" in access, access
+    for spelling in ("/%73hare/", "/sh%61re%2F", "/%73%68%61%72%65/"):
+        assert f"{spelling}<redacted>/snapshots/" in access, (spelling, access)
 
 
 def test_the_logger_class_masks_every_atom() -> None:
@@ -113,6 +120,9 @@ def test_masking_keeps_the_rest_of_the_line() -> None:
     )
     assert mask_share_tokens("/snapshots/4/shares/") == "/snapshots/4/shares/"
     assert mask_share_tokens("?next=%2fshare%2fAbC%2F") == "?next=%2fshare%2f<redacted>%2F"
+    assert mask_share_tokens("GET /%73hare/AbC/x HTTP/1.1") == "GET /%73hare/<redacted>/x HTTP/1.1"
+    assert mask_share_tokens("/%73%68%61%72%65%2FAbC") == "/%73%68%61%72%65%2F<redacted>"
+    assert mask_share_tokens("/share/%41bC-1/") == "/share/<redacted>/"
 
 
 def test_every_deployment_runs_gunicorn_with_the_masking_configuration() -> None:

@@ -70,12 +70,11 @@ def test_a_disallowed_host_under_the_api_is_json_400(api_client: APIClient) -> N
     assert_json_error(api_client.get("/api/v1/snapshots/", HTTP_HOST="evil.example"), 400)
 
 
-def test_a_body_over_the_upload_limit_is_json(api_client: APIClient, settings) -> None:
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+def test_a_body_over_the_limit_is_json(api_client: APIClient, settings) -> None:
+    settings.DRADASH_REQUEST_MAX_BYTES = 1024
     body = b'{"expression": "' + b"x" * 4096 + b'"}'
     response = api_client.post(EVALUATE, body, content_type="application/json")
-    assert response.status_code in (400, 413)
-    assert_json_error(response, response.status_code)
+    assert "DRADASH_REQUEST_MAX_BYTES" in assert_json_error(response, 413)["detail"]
 
 
 def test_a_server_error_under_the_api_is_json(api_client: APIClient, monkeypatch) -> None:
@@ -113,3 +112,33 @@ def test_pages_keep_their_html_errors(client_logged_in) -> None:
     response = client_logged_in.get("/no/such/page/")
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/snapshots/{s}/pods/ns/a%00b/",
+        "/snapshots/{s}/claims/a%00/b/",
+        "/api/v1/snapshots/{s}/pods/ns/a%00b/diagnosis",
+        "/api/v1/snapshots/{s}/claims/ns/%00/explain",
+        "/share/{token}/snapshots/{s}/pods/ns/a%00b/",
+    ],
+)
+def test_a_nul_in_a_path_segment_is_a_404_not_a_500(
+    client_logged_in: Client, api_client: APIClient, demo, user, path: str
+) -> None:
+    """PostgreSQL refuses NUL in a query: the issue's probe answered 500."""
+    from datetime import timedelta
+
+    from dradash.sharing.services import share_link_create
+
+    _, token = share_link_create(snapshot=demo[1], user=user, expires_in=timedelta(days=1))
+    path = path.format(s=demo[1].pk, token=token)
+    client = api_client if path.startswith("/api/") else client_logged_in
+    client.raise_request_exception = False
+    response = client.get(path)
+    if path.startswith("/api/"):
+        assert assert_json_error(response, 404) == {"detail": "Not found."}
+    else:
+        assert response.status_code == 404
+        assert b"NUL character" in response.content

@@ -1,7 +1,10 @@
-"""Failed logins are throttled per user name and per address (django-axes): the
-DRADASH_LOGIN_FAILURE_LIMIT-th failure (10) locks that user name and that address out, and
-logins of it or from it are refused with 429 until DRADASH_LOGIN_LOCKOUT_MINUTES (15) pass —
-the right password included."""
+"""Failed logins are throttled per user name from one address and per address (django-axes,
+dradash.accounts.lockout), never per user name alone: the DRADASH_LOGIN_FAILURE_LIMIT-th failure
+(10) of one user name from one address locks that user name out *from that address*, the
+DRADASH_LOGIN_ADDRESS_FAILURE_LIMIT-th (50) from one address locks the address out, the right
+password included, until DRADASH_LOGIN_LOCKOUT_MINUTES (15) pass. Failures from elsewhere
+cannot lock a user out: 10 wrong passwords from any address used to lock `admin` out for
+everyone."""
 
 from __future__ import annotations
 
@@ -15,9 +18,11 @@ from django.urls import reverse
 
 from dradash.accounts.clients import client_ip
 from tests.conftest import USER_PASSWORD
+from tests.servers import page_text
 
 pytestmark = pytest.mark.django_db
 LIMIT = 10
+ADDRESS_LIMIT = 50
 
 
 @pytest.fixture(autouse=True)
@@ -36,37 +41,62 @@ def logged_in(client: Client) -> bool:
     return client.get(reverse("home")).status_code == 200
 
 
-def test_a_user_is_locked_out_after_the_limit_even_with_the_right_password(user) -> None:
+def test_failures_from_other_addresses_cannot_lock_a_user_out(user) -> None:
+    """The issue's probe: wrong passwords for alice from any number of addresses."""
+    attacker = Client()
+    for i in range(3 * LIMIT):
+        log_in(attacker, "alice", "wrong", f"10.0.{i // 200}.{i % 200 + 1}")
+    for _ in range(LIMIT + 5):  # and from one address, more than the limit
+        log_in(attacker, "alice", "wrong", "203.0.113.66")
+    alice = Client()
+    assert log_in(alice, "alice", USER_PASSWORD, "198.51.100.1").status_code == 302
+    assert logged_in(alice)
+
+
+def test_a_user_name_is_locked_out_from_one_address_even_with_the_right_password(user) -> None:
     client = Client()
-    # Failures from many addresses: only the user name ties them together.
-    for i in range(LIMIT - 1):
-        response = log_in(client, "alice", "wrong", f"10.0.0.{i + 1}")
+    for _ in range(LIMIT - 1):
+        response = log_in(client, "alice", "wrong", "10.0.0.1")
         assert response.status_code == 200  # the login form again, with its error
-    assert log_in(client, "alice", "wrong", "10.0.0.99").status_code == 429  # the last straw
-    refused = log_in(client, "alice", USER_PASSWORD, "10.0.1.1")
+    assert log_in(client, "alice", "wrong", "10.0.0.1").status_code == 429  # the last straw
+    refused = log_in(client, "alice", USER_PASSWORD, "10.0.0.1")
     assert refused.status_code == 429
     assert b"Too many failed logins" in refused.content
     assert int(refused["Retry-After"]) == 15 * 60
     assert not logged_in(client)
-    # Another user is not affected.
-    other = Client()
+    # alice from elsewhere, and another user from the same address, are not affected.
+    assert log_in(Client(), "alice", USER_PASSWORD, "10.0.0.2").status_code == 302
     from django.contrib.auth import get_user_model
 
     get_user_model().objects.create_user("bob", password="bob-password-1")
-    assert log_in(other, "bob", "bob-password-1", "10.0.1.2").status_code == 302
+    assert log_in(Client(), "bob", "bob-password-1", "10.0.0.1").status_code == 302
 
 
-def test_an_address_is_locked_out_after_the_limit_whatever_the_user_name(user) -> None:
+def test_an_address_is_locked_out_after_its_limit_whatever_the_user_name(user) -> None:
     client = Client()
-    for i in range(LIMIT - 1):
+    for i in range(ADDRESS_LIMIT - 1):
         assert log_in(client, f"guess-{i}", "wrong", "192.0.2.7").status_code == 200
     assert log_in(client, "guess-last", "wrong", "192.0.2.7").status_code == 429
-    assert log_in(client, "alice", USER_PASSWORD, "192.0.2.7").status_code == 429
+    refused = log_in(client, "alice", USER_PASSWORD, "192.0.2.7")
+    assert refused.status_code == 429
+    assert "for every user name after 50" in page_text(refused.content.decode())
     assert not logged_in(client)
     # alice herself, from elsewhere, is fine.
     elsewhere = Client()
     assert log_in(elsewhere, "alice", USER_PASSWORD, "198.51.100.1").status_code == 302
     assert logged_in(elsewhere)
+
+
+def test_logging_in_to_ones_own_account_does_not_reset_the_guesses_at_another(
+    user, django_user_model
+) -> None:
+    django_user_model.objects.create_user("mallory", password="mallory-password-1")
+    client = Client()
+    for _ in range(LIMIT - 1):
+        log_in(client, "alice", "wrong", "203.0.113.9")
+    assert log_in(client, "mallory", "mallory-password-1", "203.0.113.9").status_code == 302
+    client.logout()
+    assert log_in(client, "alice", "wrong", "203.0.113.9").status_code == 429
 
 
 def test_the_admin_login_is_throttled_too(user) -> None:
@@ -75,7 +105,7 @@ def test_the_admin_login_is_throttled_too(user) -> None:
     for _ in range(LIMIT):
         client.post(url, {"username": "alice", "password": "wrong"}, REMOTE_ADDR="10.9.9.9")
     response = client.post(
-        url, {"username": "alice", "password": USER_PASSWORD}, REMOTE_ADDR="10.9.9.10"
+        url, {"username": "alice", "password": USER_PASSWORD}, REMOTE_ADDR="10.9.9.9"
     )
     assert response.status_code == 429
 

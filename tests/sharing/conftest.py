@@ -8,16 +8,9 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 
 from dradash.sharing.services import share_link_create
 from tests.stored import import_analysed
-
-
-@pytest.fixture(autouse=True)
-def _clear_cache() -> None:
-    """Refusal audits and throttles count in the cache; each test starts afresh."""
-    cache.clear()
 
 
 def tiny_bundle(cluster: str = "tiny") -> bytes:
