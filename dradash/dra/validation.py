@@ -345,8 +345,9 @@ def _unknown_fields(value: Any, schema: Schema, path: str) -> list[Problem]:
 
 
 def _order(path: str) -> list[Any]:
-    """Paths in document order as far as indexes go (spec.devices[2] before [10])."""
-    return [int(p) if p.isdigit() else p for p in re.split(r"\[(\d+)\]", path)]
+    """Paths in document order as far as indexes go (spec.devices[2] before [10]): the
+    indexes (odd parts of the split) as numbers, names (even parts, even "5") as text."""
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"\[(\d+)\]", path))]
 
 
 def _key(key: Any) -> str:

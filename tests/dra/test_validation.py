@@ -81,6 +81,16 @@ def test_a_v1_slice_with_the_v1beta1_basic_wrapper_is_refused_naming_the_field()
     assert parse_bundle([(v1beta1, (REAL / v1beta1).read_bytes())], max_bytes=10**7).objects
 
 
+def test_unknown_fields_named_like_numbers_are_reported_in_order_not_a_crash() -> None:
+    """Found by schemathesis through the selector API's inline slices: a field named "5" beside
+    indexed paths made the sorting of the problems compare a number with a name."""
+    bad = good_slice()
+    bad["5"] = 1
+    bad["spec"]["devices"][0]["7"] = True
+    found = validation.problems(bad)
+    assert [path for path, _ in found] == ["5", "spec.devices[0].7"]
+
+
 def test_a_v1_claim_with_flat_v1beta1_request_fields_is_refused() -> None:
     obj = claim("c", requests=[{"name": "gpu", "deviceClassName": "gpu.example.com"}])
 
