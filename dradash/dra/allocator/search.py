@@ -13,11 +13,13 @@ orders they may use.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dradash.dra.allocator.budget import Interrupted, SearchBudget
 from dradash.dra.allocator.constraints import DistinctAttribute, MatchAttribute
 from dradash.dra.allocator.consumable import (
     consumed_from_request,
@@ -53,6 +55,10 @@ class Allocation:
     node_error: bool = False
     calls: int = 0  # allocateOne invocations (upstream's Stats.NumAllocateOneInvocations)
     failed_request: tuple[int, int, int] | None = None  # (claim, request, subrequest) of error
+    # The search ran out of its budget (budget.py): the scheduler's filter timeout. ``by_clock``
+    # when the wall-clock safety net stopped it first.
+    timed_out: bool = False
+    by_clock: bool = False
 
 
 def kobj(claim: ResourceClaim) -> str:
@@ -233,6 +239,9 @@ class Search:
         self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.calls = 0
+        self.limit = owner.budget.calls
+        self.deadline = time.monotonic() + owner.budget.seconds
+        self.combinations = owner.features.combinations
         self._per_device_nodes: dict[int, bool] = {}
 
     # Allocate ------------------------------------------------------------------------------
@@ -390,8 +399,11 @@ class Search:
     def allocate_one(
         self, r: tuple[int, int, int, int], subrequest: bool, start: tuple[int, int, int]
     ) -> Any:
-        """allocateOne: True when everything got allocated, False, or EXCEEDED."""
+        """allocateOne: True when everything got allocated, False, or EXCEEDED. Each call
+        counts, and then, as upstream checks its context, the budget (Interrupted)."""
         self.calls += 1
+        if self.calls > self.limit or (not self.calls & 0xFFF and time.monotonic() > self.deadline):
+            raise Interrupted(self.calls, self.calls <= self.limit)
         ci, ri, si, di = r
         if ci >= len(self.claims):
             return True
@@ -458,7 +470,9 @@ class Search:
                     ok, undo = self._allocate_device(r, candidate, False)
                     if not ok:
                         continue
-                    done = self.allocate_one((ci, ri, si, di + 1), subrequest, (pi, sli, dvi + 1))
+                    # 1.36+ looks for the next device after this one; before, from the start.
+                    after = (pi, sli, dvi + 1) if self.combinations else (0, 0, 0)
+                    done = self.allocate_one((ci, ri, si, di + 1), subrequest, after)
                     if done is True:
                         return True
                     undo()
@@ -804,9 +818,11 @@ class Allocator:
         features: Features = Features(),  # noqa: B008 - frozen dataclass
         *,
         exclude: Iterable[ResourceClaim] = (),
+        budget: SearchBudget | None = None,
     ) -> None:
         self.state = state
         self.features = features
+        self.budget = budget or SearchBudget()
         self.index = snapshot_index(state)
         self.held = held_devices(
             self.index, {(c.namespace, c.name) for c in exclude}, features.consumable_capacity
@@ -830,6 +846,8 @@ class Allocator:
             return Allocation(
                 None, str(exc), node_error=exc.node, calls=search.calls, failed_request=exc.request
             )
+        except Interrupted as exc:
+            return Allocation(None, calls=exc.calls, timed_out=True, by_clock=exc.by_clock)
         return Allocation(allocations, calls=search.calls)
 
     def verdicts(self, device_class: DeviceClass | None, spec: Spec) -> list[Any]:
