@@ -20,19 +20,22 @@ a ``matchAttribute`` need 2^19 calls, 60 devices 2^31). A wall-clock safety net 
 stops a search whose calls are unusually slow; it is named wherever it decides.
 
 The scheduler filters nodes 16 at a time (its default parallelism) and, in 1.36+, gives up at the
-first timeout; a simulation that explains every node stops searching once ``per_explanation``
-nodes have timed out, and one analysis once ``total`` have, so that a 5,000-node cluster whose
-every node runs out costs a few budgets, not 5,000.
+first timeout. One analysis (everything explained on one snapshot) searches at most ``nodes``
+(16) nodes that run out; the nodes and claims left are not searched and say so. A 5,000-node
+cluster whose every node runs out costs 16 budgets, not 5,000.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dradash.dra.state import ClusterState
 
 FILTER_CALLS = 1 << 20  # allocateOne calls per node: at least 10 s of kube-scheduler's search
-FILTER_SECONDS = 20.0  # the wall-clock safety net per node
+FILTER_SECONDS = 10.0  # the wall-clock safety net per node
 PARALLELISM = 16  # kube-scheduler's default parallelism: nodes filtered at once
-ANALYSIS_TIMEOUTS = 32  # timed-out nodes one analysis searches in all
 
 TIMED_OUT = "timed out trying to allocate devices"  # the DynamicResources plugin's status
 
@@ -57,10 +60,15 @@ class SearchBudget:
 
     calls: int = FILTER_CALLS  # per node
     seconds: float = FILTER_SECONDS  # per node
-    per_explanation: int = PARALLELISM  # timed-out nodes one explanation searches
-    total: int = ANALYSIS_TIMEOUTS  # timed-out nodes all explanations search together
-    timed_out: int = 0  # nodes whose search ran out so far
+    nodes: int = PARALLELISM  # searches that may run out, in all
+    timed_out: int = 0  # searches that ran out so far
 
     @property
     def spent(self) -> bool:
-        return self.timed_out >= self.total
+        return self.timed_out >= self.nodes
+
+    @classmethod
+    def of(cls, state: ClusterState) -> SearchBudget:
+        """The budget of everything explained on one snapshot's state (one analysis)."""
+        budget: SearchBudget = state.derived("search-budget", lambda _: cls())
+        return budget

@@ -979,8 +979,8 @@ def explain(
     Each node's search gets ``budget.calls`` allocateOne calls, the scheduler's filter timeout
     (budget.py); a node that runs out has the outcome "timeout". Since 1.36 that fails the
     scheduling attempt like an error; before, it is one node that does not fit. Once
-    ``budget.per_explanation`` nodes (or ``budget.total`` over the budget's explanations) have
-    timed out, the remaining nodes are not searched and are left out of ``nodes``.
+    ``budget.nodes`` searches (over every explanation sharing the budget) have run out, the
+    remaining nodes are not searched and are left out of ``nodes``.
     """
     budget = budget or SearchBudget()
     with gc_paused():  # tens of thousands of small objects, none cyclic
@@ -1106,11 +1106,11 @@ def _explain(
             continue  # it may fit too; only an error elsewhere would change the answer
         if max_nodes is not None and searched >= max_nodes:
             break
-        if len(timeouts) >= budget.per_explanation or budget.spent:
-            # Enough nodes ran out: the scheduler, too, would have given up (1.36+) or spent
-            # its filterTimeout on each of them, 16 at a time.
-            not_searched = sum(1 for n in eligible[i:] if n.name not in outcomes)
-            break
+        if budget.spent:
+            # Enough searches ran out: the scheduler, too, would have given up (1.36+) or spent
+            # its filterTimeout on each of them, 16 nodes at a time.
+            not_searched += 1
+            continue
         outcome = allocator.allocate(node, plans)
         searched += 1
         if outcome.timed_out:
@@ -1175,7 +1175,7 @@ def _explain(
         else "cannot allocate all claims",
     )
     explanation.reason, explanation.request = _funnel_reason(explainer, explanation)
-    if timeouts:  # where the search ran out, whether the claims fit is not known
+    if timeouts or not_searched:  # where the search ran out, whether the claims fit is unknown
         explanation.reason = "allocation-timeout"
     if node_errors and explanation.reason == "insufficient-count":
         explanation.reason = "pool-invalid"  # the devices of invalid pools were not counted

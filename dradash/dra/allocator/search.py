@@ -13,6 +13,7 @@ orders they may use.
 
 from __future__ import annotations
 
+import bisect
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -214,6 +215,17 @@ class _Candidate:
     pool: GatheredPool
 
 
+@dataclass(slots=True)
+class _Entry:
+    """A device allocateOne tries for a request (``_candidates``); without a candidate, the
+    error that stops the search where it is met."""
+
+    candidate: _Candidate | None
+    error: str = ""  # the CEL error its selectors raise
+    multi: bool = False  # allowMultipleAllocations: its capacity depends on the search
+    counters: bool = False  # consumes counters
+
+
 @dataclass
 class _Result:
     spec: Spec
@@ -242,6 +254,10 @@ class Search:
         self.limit = owner.budget.calls
         self.deadline = time.monotonic() + owner.budget.seconds
         self.combinations = owner.features.combinations
+        self.candidates: dict[tuple[int, int, int], list[_Entry]] = {}
+        self.quick: list[bool] = []  # per claim: only matchAttribute on scalar values
+        self.indexable: set[tuple[int, int, int]] = set()
+        self.by_value: dict[tuple[Any, int], dict[Any, list[int]]] = {}
         self._per_device_nodes: dict[int, bool] = {}
 
     # Allocate ------------------------------------------------------------------------------
@@ -314,7 +330,11 @@ class Search:
                         f"claim {claim.label}, constraint #{i}: empty constraint (unsupported "
                         "constraint type?)"
                     )
-        done = self.allocate_one((0, 0, 0, 0), False, (0, 0, 0))
+        self.quick = [
+            all(type(c) is MatchAttribute and not c.lists for c in constraints)
+            for constraints in self.constraints
+        ]
+        done = self.allocate_one((0, 0, 0, 0), False, 0)
         if done is EXCEEDED:  # as upstream returns the sentinel error at the top
             raise Fatal("allocation max size exceeded")
         if done is not True:
@@ -396,11 +416,10 @@ class Search:
 
     # allocateOne ---------------------------------------------------------------------------
 
-    def allocate_one(
-        self, r: tuple[int, int, int, int], subrequest: bool, start: tuple[int, int, int]
-    ) -> Any:
+    def allocate_one(self, r: tuple[int, int, int, int], subrequest: bool, start: int) -> Any:
         """allocateOne: True when everything got allocated, False, or EXCEEDED. Each call
-        counts, and then, as upstream checks its context, the budget (Interrupted)."""
+        counts, and then, as upstream checks its context, the budget (Interrupted). ``start``
+        is upstream's startLocation, as a position in the request's candidates."""
         self.calls += 1
         if self.calls > self.limit or (not self.calls & 0xFFF and time.monotonic() > self.deadline):
             raise Interrupted(self.calls, self.calls <= self.limit)
@@ -409,7 +428,7 @@ class Search:
             return True
         claim = self.claims[ci]
         if ri >= len(claim.requests):
-            done = self.allocate_one((ci + 1, 0, 0, 0), False, (0, 0, 0))
+            done = self.allocate_one((ci + 1, 0, 0, 0), False, 0)
             return False if done is EXCEEDED else done
         key = (ci, ri, si)
         data = self.request_data[key]
@@ -417,7 +436,7 @@ class Search:
             all_exceeded = True
             sub = 0
             while (ci, ri, sub) in self.request_data:
-                done = self.allocate_one((ci, ri, sub, di), True, (0, 0, 0))
+                done = self.allocate_one((ci, ri, sub, di), True, 0)
                 if done is EXCEEDED:
                     sub += 1
                     continue
@@ -432,53 +451,140 @@ class Search:
         if all_devices and not data.all_devices:
             return False
         if di >= data.num_devices:
-            return self.allocate_one((ci, ri + 1, 0, 0), False, (0, 0, 0))
+            return self.allocate_one((ci, ri + 1, 0, 0), False, 0)
         if len(self.results[ci]) + data.num_devices - di > MAX_RESULTS:
             return EXCEEDED
         if all_devices:
             ok, undo = self._allocate_device(r, data.all_devices[di], True)
             if not ok:
                 return False
-            done = self.allocate_one((ci, ri, si, di + 1), subrequest, (0, 0, 0))
+            done = self.allocate_one((ci, ri, si, di + 1), subrequest, 0)
             if done is not True:
                 undo()
             return done
-        for pi in range(start[0], len(self.pools)):
-            pool = self.pools[pi]
-            if pool.invalid and not self.features.skip_incomplete_pools:
-                # 1.34 (experimental, incubating): an invalid pool stops the search.
-                raise Fatal(f"pool {pool.name} is invalid: {pool.reason}", key)
-            if (pool.incomplete and self.features.skip_incomplete_pools) or pool.invalid:
+        candidates = self.candidates.get(key)
+        if candidates is None:
+            candidates = self.candidates[key] = self._candidates(key, data)
+        constraints = self.constraints[ci]
+        quick = self.quick[ci]
+        base, sub = (spec.parent, spec.name) if spec.parent else (spec.name, "")
+        positions: Iterable[int] = range(start, len(candidates))
+        if quick and key in self.indexable:
+            for constraint in constraints:
+                if constraint.count and not constraint._skips(base, sub):
+                    positions = self._matching(key, candidates, constraint, start)
+                    break
+        for i in positions:
+            entry = candidates[i]
+            candidate = entry.candidate
+            if candidate is None:  # 1.34 (experimental, incubating): an invalid pool stops it
+                raise Fatal(entry.error, key)
+            dkey = candidate.key
+            if spec.admin:
+                if ci in self.allocating.get(dkey, ()):
+                    continue
+            elif self.allocating.get(dkey):
                 continue
-            first_slice = start[1] if pi == start[0] else 0
-            for sli in range(first_slice, len(pool.slices)):
-                s = pool.slices[sli]
-                first = start[2] if pi == start[0] and sli == start[1] else 0
-                devices = s.devices
-                for dvi in range(first, len(devices)):
-                    device = devices[dvi]
+            if entry.error:
+                raise Fatal(entry.error, key)
+            if entry.multi and not self._capacity_ok(data, candidate):
+                continue
+            if quick and not entry.counters:
+                # What allocateDevice's constraints would refuse, refused without its work
+                # (matchAttribute only: its add and remove leave nothing behind).
+                device = candidate.device
+                if any(c.refuses(base, sub, device, dkey) for c in constraints):
+                    continue
+            ok, undo = self._allocate_device(r, candidate, False, entry)
+            if not ok:
+                continue
+            # 1.36+ looks for the next device after this one; before, from the start.
+            done = self.allocate_one(
+                (ci, ri, si, di + 1), subrequest, i + 1 if self.combinations else 0
+            )
+            if done is True:
+                return True
+            undo()
+            if done is EXCEEDED:
+                return EXCEEDED
+        return False
+
+    def _matching(
+        self,
+        key: tuple[int, int, int],
+        candidates: list[_Entry],
+        constraint: MatchAttribute,
+        start: int,
+    ) -> list[int]:
+        """The positions from ``start`` on of the candidates whose value the constraint
+        accepts now: the others would be tried and refused one by one, for nothing."""
+        by_value = self.by_value.get((key, id(constraint)))
+        if by_value is None:
+            by_value = self.by_value[(key, id(constraint))] = {}
+            for i, entry in enumerate(candidates):
+                assert entry.candidate is not None
+                signature = constraint.signature(entry.candidate.device, entry.candidate.key[0])
+                by_value.setdefault(signature, []).append(i)
+        wanted = constraint.wanted()
+        if len(wanted) == 1:
+            found = by_value.get(wanted[0], [])
+            return found[bisect.bisect_left(found, start) :]
+        return sorted(i for w in wanted for i in by_value.get(w, []) if i >= start)
+
+    def _candidates(self, key: tuple[int, int, int], data: _RequestData) -> list[_Entry]:
+        """The devices allocateOne tries for a request, in its order (pools by driver and
+        name, slices by name, devices as listed), without those that every try refuses the
+        same way and for nothing: held by other claims, not selected, not on this node,
+        short of capacity, tainted. What depends on the search so far is checked per try."""
+        spec = data.spec
+        features = self.features
+        held = self.owner.held.dedicated
+        out: list[_Entry] = []
+        for pool in self.pools:
+            if pool.invalid and not features.skip_incomplete_pools:
+                out.append(_Entry(None, error=f"pool {pool.name} is invalid: {pool.reason}"))
+                break
+            if (pool.incomplete and features.skip_incomplete_pools) or pool.invalid:
+                continue
+            for s in pool.slices:
+                for device in s.devices:
                     dkey = (pool.driver, pool.name, device.name)
-                    if spec.admin and ci in self.allocating.get(dkey, ()):
-                        continue
-                    if not spec.admin and self._in_use(dkey):
-                        continue
-                    if not self._selectable(key, data, s, device):
+                    if not spec.admin and dkey in held:
                         continue
                     candidate = _Candidate(device, dkey, s, pool)
-                    if self.features.consumable_capacity and not self._capacity_ok(data, candidate):
+                    try:
+                        if not self._selectable(key, data, s, device):
+                            continue
+                    except Fatal as exc:  # a CEL error stops the search where it is met
+                        out.append(_Entry(candidate, error=str(exc)))
                         continue
-                    ok, undo = self._allocate_device(r, candidate, False)
-                    if not ok:
+                    multi = (
+                        features.consumable_capacity
+                        and device.raw.get("allowMultipleAllocations") is True
+                    )
+                    if (
+                        features.consumable_capacity
+                        and not multi
+                        and not self._capacity_ok(data, candidate)
+                    ):
                         continue
-                    # 1.36+ looks for the next device after this one; before, from the start.
-                    after = (pi, sli, dvi + 1) if self.combinations else (0, 0, 0)
-                    done = self.allocate_one((ci, ri, si, di + 1), subrequest, after)
-                    if done is True:
-                        return True
-                    undo()
-                    if done is EXCEEDED:
-                        return EXCEEDED
-        return False
+                    counters = bool(consumes(device))
+                    if counters and not features.partitionable_devices:
+                        continue
+                    # Taints are checked after counters are taken (and, as upstream, not given
+                    # back): only a device without counters can be left out for them.
+                    if (
+                        not counters
+                        and features.device_taints
+                        and self._untolerated(device, spec) is not None
+                    ):
+                        continue
+                    out.append(_Entry(candidate, multi=multi, counters=counters))
+        # Skipping refused devices by their value is safe where trying them has no effect and
+        # stops nothing: no errors, no counters.
+        if all(e.candidate is not None and not e.error and not e.counters for e in out):
+            self.indexable.add(key)
+        return out
 
     def _in_use(self, key: tuple[str, str, str]) -> bool:
         """deviceInUse."""
@@ -535,20 +641,30 @@ class Search:
     # allocateDevice ------------------------------------------------------------------------
 
     def _allocate_device(
-        self, r: tuple[int, int, int, int], candidate: _Candidate, must: bool
+        self,
+        r: tuple[int, int, int, int],
+        candidate: _Candidate,
+        must: bool,
+        entry: _Entry | None = None,
     ) -> tuple[bool, Callable[[], None]]:
-        """allocateDevice, with its rollback function."""
+        """allocateDevice, with its rollback function. With the candidate's ``entry`` (see
+        ``_candidates``), what that found for it already is not checked again."""
         ci, ri, si, _ = r
         data = self.request_data[(ci, ri, si)]
         spec = data.spec
         features = self.features
         device, key = candidate.device, candidate.key
-        multi = features.consumable_capacity and device.raw.get("allowMultipleAllocations") is True
+        if entry is None:
+            multi = (
+                features.consumable_capacity and device.raw.get("allowMultipleAllocations") is True
+            )
+        else:
+            multi = entry.multi
         if not multi and spec.admin and ci in self.allocating.get(key, ()):
             return False, _nothing
         if not spec.admin and self._in_use(key):
             return False, _nothing
-        uses = consumes(device)
+        uses = consumes(device) if entry is None or entry.counters else []
         if not features.partitionable_devices and uses:
             return False, _nothing
         skip_counters = multi and (
@@ -556,7 +672,11 @@ class Search:
         )
         if not skip_counters and uses and not self._counters_available(candidate):
             return False, _nothing
-        if features.device_taints and self._untolerated(device, spec) is not None:
+        if (
+            features.device_taints
+            and (entry is None or entry.counters)
+            and self._untolerated(device, spec) is not None
+        ):
             return False, _nothing
         base, sub = (spec.parent, spec.name) if spec.parent else (spec.name, "")
         constraints = self.constraints[ci]
@@ -575,7 +695,7 @@ class Search:
         if not multi:
             holders.add(ci)
         result = _Result(spec=spec, candidate=candidate, admin=spec.admin)
-        if features.consumable_capacity:
+        if features.consumable_capacity and (entry is None or multi):
             if not fits_capacity(
                 self.owner.held.capacity.get(key, {}),
                 spec.wanted,
