@@ -110,7 +110,7 @@ def test_pages_of_a_snapshot_being_analysed_say_so_and_refresh(client_logged_in,
 def test_a_failed_analysis_shows_its_error_never_a_500(client_logged_in, api_client, monkeypatch):
     earlier, _ = demo_load()
 
-    def broken(state: Any) -> Any:
+    def broken(state: Any, budget: Any = None) -> Any:
         raise RuntimeError("the allocator port tripped over <this>")
 
     monkeypatch.setattr("dradash.dra.analysis.analyse", broken)

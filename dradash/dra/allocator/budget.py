@@ -45,6 +45,10 @@ def timeout_status(node: str, as_error: bool) -> str:
     return f"node {node}: {TIMED_OUT}" if as_error else TIMED_OUT
 
 
+class Cancelled(Exception):
+    """Whoever gave the budget gave up on the work (an analysis's time limit): stop it all."""
+
+
 class Interrupted(Exception):
     """The search ran out of its budget (``by_clock``: of the wall-clock safety net)."""
 
@@ -62,6 +66,7 @@ class SearchBudget:
     seconds: float = FILTER_SECONDS  # per node
     nodes: int = PARALLELISM  # searches that may run out, in all
     timed_out: int = 0  # searches that ran out so far
+    cancelled: bool = False  # set from another thread: searches raise Cancelled
 
     @property
     def spent(self) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dradash.dra.allocator.budget import Interrupted, SearchBudget
+from dradash.dra.allocator.budget import Cancelled, Interrupted, SearchBudget
 from dradash.dra.allocator.constraints import DistinctAttribute, MatchAttribute
 from dradash.dra.allocator.consumable import (
     consumed_from_request,
@@ -421,8 +421,13 @@ class Search:
         counts, and then, as upstream checks its context, the budget (Interrupted). ``start``
         is upstream's startLocation, as a position in the request's candidates."""
         self.calls += 1
-        if self.calls > self.limit or (not self.calls & 0xFFF and time.monotonic() > self.deadline):
-            raise Interrupted(self.calls, self.calls <= self.limit)
+        if self.calls > self.limit:
+            raise Interrupted(self.calls, False)
+        if not self.calls & 0xFFF:
+            if self.owner.budget.cancelled:
+                raise Cancelled
+            if time.monotonic() > self.deadline:
+                raise Interrupted(self.calls, True)
         ci, ri, si, di = r
         if ci >= len(self.claims):
             return True
