@@ -124,10 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         result = analysis.analyse(state)
         seconds = time.perf_counter() - started
         claim = result.claims[0]
-        nodes = ", ".join(f"{n.node}: {n.outcome}" for n in claim.explanation.nodes)
+        x = claim.explanation
+        nodes = ", ".join(f"{n.node}: {n.outcome}" for n in x.nodes)
+        stopped = " (stopped by the wall clock)" if x.by_clock else ""
         print(
             f"{devices} devices: {seconds:.1f} s, {claim.diagnosis.stage}/"
-            f"{claim.diagnosis.reason}, {nodes}"
+            f"{claim.diagnosis.reason}, {nodes}{stopped}"
         )
     return 0
 

@@ -167,6 +167,21 @@ def test_an_analysis_searches_16_nodes_that_run_out_and_names_those_it_left() ->
     assert (again.reason, again.searched_nodes, again.not_searched) == ("allocation-timeout", 0, 20)
 
 
+def test_once_16_searches_ran_out_ordinary_claims_are_still_answered() -> None:
+    state = cluster({"n1": "a" * 15 + "b" * 15}, same_group(16))
+    spent = SearchBudget(timed_out=16)  # an analysis that met 16 searches running out
+    ordinary = ResourceClaim(claim("one", requests=[request("gpus", GPU, count=2)]))
+    x = explain(state, [ordinary], features=Features.of(state), every_node=True, budget=spent)
+    assert (x.allocatable, x.node) == (True, "n1")  # searched with the few calls left
+    x = explain_train(state, calls=spent.calls, timed_out=16)  # 2^16 calls, more than left
+    assert (x.reason, x.searched_nodes, x.not_searched, x.nodes) == (
+        "allocation-timeout",
+        0,
+        1,
+        [],
+    )
+
+
 def test_too_few_devices_is_no_quick_answer_when_the_search_would_run_out() -> None:
     # As kube-scheduler's FilterTimeout test (21 devices asked of a node with 20): the search
     # does not count the devices first, it tries every set of them (here 2^10) and runs out.

@@ -20,9 +20,11 @@ a ``matchAttribute`` need 2^19 calls, 60 devices 2^31). A wall-clock safety net 
 stops a search whose calls are unusually slow; it is named wherever it decides.
 
 The scheduler filters nodes 16 at a time (its default parallelism) and, in 1.36+, gives up at the
-first timeout. One analysis (everything explained on one snapshot) searches at most ``nodes``
-(16) nodes that run out; the nodes and claims left are not searched and say so. A 5,000-node
-cluster whose every node runs out costs 16 budgets, not 5,000.
+first timeout. One analysis (everything explained on one snapshot) lets at most ``nodes`` (16)
+searches run out of their budget. After that a search gets ``LEFTOVER_CALLS``, plenty for any
+ordinary search (tens of calls); one that needs more is left unfinished and its node counts as
+not searched, and so do the explanation's further nodes. A 5,000-node cluster whose every node
+runs out costs 16 budgets, not 5,000, and its ordinary claims are still answered.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 FILTER_CALLS = 1 << 20  # allocateOne calls per node: at least 10 s of kube-scheduler's search
 FILTER_SECONDS = 10.0  # the wall-clock safety net per node
 PARALLELISM = 16  # kube-scheduler's default parallelism: nodes filtered at once
+LEFTOVER_CALLS = 1 << 14  # per search, once ``nodes`` searches have run out
 
 TIMED_OUT = "timed out trying to allocate devices"  # the DynamicResources plugin's status
 
@@ -71,6 +74,11 @@ class SearchBudget:
     @property
     def spent(self) -> bool:
         return self.timed_out >= self.nodes
+
+    @property
+    def node_calls(self) -> int:
+        """The calls the next search gets."""
+        return min(self.calls, LEFTOVER_CALLS) if self.spent else self.calls
 
     @classmethod
     def of(cls, state: ClusterState) -> SearchBudget:

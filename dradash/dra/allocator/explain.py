@@ -740,10 +740,9 @@ class _Explainer:
             config=[],
         )
         budget = self.allocator.budget
-        if budget.spent:  # searches that run out are over for this analysis: not known
-            return False
+        leftover = budget.spent  # then a search that runs out is left unfinished: not known
         outcome = self.allocator.allocate(node, [alone])
-        budget.timed_out += outcome.timed_out
+        budget.timed_out += outcome.timed_out and not leftover
         return outcome.allocations is not None
 
     # the funnel ----------------------------------------------------------------------------
@@ -979,8 +978,9 @@ def explain(
     Each node's search gets ``budget.calls`` allocateOne calls, the scheduler's filter timeout
     (budget.py); a node that runs out has the outcome "timeout". Since 1.36 that fails the
     scheduling attempt like an error; before, it is one node that does not fit. Once
-    ``budget.nodes`` searches (over every explanation sharing the budget) have run out, the
-    remaining nodes are not searched and are left out of ``nodes``.
+    ``budget.nodes`` searches (over every explanation sharing the budget) have run out, each
+    search gets a few calls; where those run out, that node and the rest are not searched and
+    are left out of ``nodes``.
     """
     budget = budget or SearchBudget()
     with gc_paused():  # tens of thousands of small objects, none cyclic
@@ -1040,6 +1040,7 @@ def _explain(
 
     timeouts: list[Allocation] = []
     not_searched = 0
+    gave_up = False
 
     def finish(chosen: Node | None, **kwargs: Any) -> Explanation:
         requests = [explainer.explanation(alt, chosen) for alt in explainer.alternatives]
@@ -1106,12 +1107,15 @@ def _explain(
             continue  # it may fit too; only an error elsewhere would change the answer
         if max_nodes is not None and searched >= max_nodes:
             break
-        if budget.spent:
-            # Enough searches ran out: the scheduler, too, would have given up (1.36+) or spent
-            # its filterTimeout on each of them, 16 nodes at a time.
+        if gave_up:  # a search with the leftover calls ran out: not searched either
             not_searched += 1
             continue
+        leftover = budget.spent  # enough searches ran out: this one gets a few calls
         outcome = allocator.allocate(node, plans)
+        if outcome.timed_out and leftover:
+            not_searched += 1
+            gave_up = True
+            continue
         searched += 1
         if outcome.timed_out:
             budget.timed_out += 1

@@ -251,7 +251,7 @@ class Search:
         self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.calls = 0
-        self.limit = owner.budget.calls
+        self.limit = owner.budget.node_calls
         self.deadline = time.monotonic() + owner.budget.seconds
         self.combinations = owner.features.combinations
         self.candidates: dict[tuple[int, int, int], list[_Entry]] = {}
@@ -963,6 +963,8 @@ class Allocator:
         return self._plans[id(claim)]
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim | ClaimPlan]) -> Allocation:
+        """Allocate on one node, within the budget's calls (its leftover ones once the
+        searches that may run out are spent: see SearchBudget)."""
         plans = [c if isinstance(c, ClaimPlan) else self.plan(c) for c in claims]
         search = Search(self, node, plans)
         try:
