@@ -207,6 +207,7 @@ def test_a_search_for_devices_that_runs_out_is_an_allocation_timeout(no_django) 
     assert long.returncode == 1, long.stderr.decode()
     out = long.stdout.decode()
     assert "allocation-timeout" in out
+    assert "on the nodes the Pod may use: 1 timeout" in out
     assert '"node gpu-worker: timed out trying to allocate devices"' in out
     assert "filterTimeout" in out
 

@@ -148,7 +148,9 @@ def analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
             f"the database was unavailable during the analysis ({_first_line(exc)}); it is "
             "tried again at once"
         )
-        if _analysis_fail(snapshot_id, error=error):
+        # Queued again at once, where a worker can take it (run eagerly, it would run here,
+        # inside this failure).
+        if _analysis_fail(snapshot_id, error=error) and not settings.CELERY_TASK_ALWAYS_EAGER:
             analysis_enqueue(snapshot_id)
         raise
     except SoftTimeLimitExceeded:

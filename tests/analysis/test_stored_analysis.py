@@ -276,12 +276,13 @@ def test_with_the_queue_down_an_analysis_is_failed_and_queued_again_later(monkey
 
 
 def test_an_analysis_that_loses_the_database_records_why_and_is_queued_again_at_once(
-    monkeypatch, api_client
+    monkeypatch, api_client, settings
 ):
     from django.db import OperationalError
 
     from dradash.analysis import services
 
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a worker takes what is queued
     earlier, _ = demo_load()
     queued: list[int] = []
     monkeypatch.setattr(services, "analysis_enqueue", queued.append)
