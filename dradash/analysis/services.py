@@ -213,11 +213,7 @@ def _analysis_fail(snapshot_id: int, *, error: str, final: bool = False) -> bool
     worker lost."""
     deadline = time.monotonic() + FAIL_PATIENCE
     delay = 1.0
-    fields: dict[str, Any] = {
-        "status": SnapshotAnalysis.Status.FAILED,
-        "error": error,
-        "finished_at": timezone.now(),
-    }
+    fields: dict[str, Any] = {"status": SnapshotAnalysis.Status.FAILED, "error": error}
     if final:
         fields["attempts"] = RETRIES + 1  # past what analyses_reap retries
     while True:

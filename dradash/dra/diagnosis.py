@@ -650,16 +650,18 @@ def _search_ran_out(x: allocator.Explanation, names: str) -> tuple[str, list[str
         summary = f"The allocator's search for devices for {names} ran out of time: {stopped}"
     else:
         summary = (
-            f"dradash did not search for devices for {names}: this snapshot's analysis had "
-            "already spent its budget on other claims' searches that ran out of time"
+            f"dradash did not finish searching for devices for {names}: this snapshot's "
+            f"analysis had let {allocator.budget.PARALLELISM} searches run out of time already, "
+            f"and this one needed more than the {allocator.budget.LEFTOVER_CALLS:,} calls each "
+            "search gets after that"
         )
     tried = f"{plural(x.searched_nodes, 'node')} of the {x.eligible_nodes} the Pod may use searched"
     if timed_out:
         tried += f", {len(timed_out)} timed out"
     if x.not_searched:
         tried += (
-            f", {x.not_searched} not searched (an analysis searches at most "
-            f"{allocator.budget.PARALLELISM} nodes that time out, as many as the scheduler "
+            f", {x.not_searched} not searched (an analysis lets "
+            f"{allocator.budget.PARALLELISM} searches run out, as many nodes as the scheduler "
             "filters at once)"
         )
     status = timed_out[0].error if timed_out else ""
