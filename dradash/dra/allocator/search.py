@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,6 +226,62 @@ class _Entry:
     counters: bool = False  # consumes counters
 
 
+class _Candidates:
+    """A request's candidates (Search._candidates), listed as far as the search gets: most
+    searches take one of the first."""
+
+    def __init__(self, entries: Iterator[_Entry]) -> None:
+        self.entries: list[_Entry] = []
+        self._more: Iterator[_Entry] | None = entries
+        self._indexable: bool | None = None
+        self._by_value: dict[int, dict[Any, list[int]]] = {}
+
+    def start_at(self, start: int) -> Iterator[tuple[int, _Entry]]:
+        i = start
+        entries = self.entries
+        while True:
+            if i >= len(entries):
+                if self._more is None:
+                    return
+                entry = next(self._more, None)
+                if entry is None:
+                    self._more = None
+                    return
+                entries.append(entry)
+            yield i, entries[i]
+            i += 1
+
+    @property
+    def indexable(self) -> bool:
+        """Whether skipping refused devices by their value is safe: trying them has no effect
+        and stops nothing (no errors, no counters)."""
+        if self._indexable is None:
+            for _ in self.start_at(len(self.entries)):
+                pass
+            self._indexable = all(
+                e.candidate is not None and not e.error and not e.counters for e in self.entries
+            )
+        return self._indexable
+
+    def matching(self, constraint: MatchAttribute, start: int) -> Iterator[tuple[int, _Entry]]:
+        """The candidates from ``start`` on whose value the constraint accepts now: the
+        others would be tried and refused one by one, for nothing (all listed: indexable)."""
+        by_value = self._by_value.get(id(constraint))
+        if by_value is None:
+            by_value = self._by_value[id(constraint)] = {}
+            for i, entry in enumerate(self.entries):
+                assert entry.candidate is not None
+                signature = constraint.signature(entry.candidate.device, entry.candidate.key[0])
+                by_value.setdefault(signature, []).append(i)
+        wanted = constraint.wanted()
+        if len(wanted) == 1:
+            found = by_value.get(wanted[0], [])
+            positions = found[bisect.bisect_left(found, start) :]
+        else:
+            positions = sorted(i for w in wanted for i in by_value.get(w, []) if i >= start)
+        return ((i, self.entries[i]) for i in positions)
+
+
 @dataclass
 class _Result:
     spec: Spec
@@ -254,10 +310,8 @@ class Search:
         self.limit = owner.budget.node_calls
         self.deadline = time.monotonic() + owner.budget.seconds
         self.combinations = owner.features.combinations
-        self.candidates: dict[tuple[int, int, int], list[_Entry]] = {}
+        self.candidates: dict[tuple[int, int, int], _Candidates] = {}
         self.quick: list[bool] = []  # per claim: only matchAttribute on scalar values
-        self.indexable: set[tuple[int, int, int]] = set()
-        self.by_value: dict[tuple[Any, int], dict[Any, list[int]]] = {}
         self._per_device_nodes: dict[int, bool] = {}
 
     # Allocate ------------------------------------------------------------------------------
@@ -469,18 +523,18 @@ class Search:
             return done
         candidates = self.candidates.get(key)
         if candidates is None:
-            candidates = self.candidates[key] = self._candidates(key, data)
+            candidates = self.candidates[key] = _Candidates(self._candidates(key, data))
         constraints = self.constraints[ci]
         quick = self.quick[ci]
         base, sub = (spec.parent, spec.name) if spec.parent else (spec.name, "")
-        positions: Iterable[int] = range(start, len(candidates))
-        if quick and key in self.indexable:
+        tries = candidates.start_at(start)
+        if quick:
             for constraint in constraints:
                 if constraint.count and not constraint._skips(base, sub):
-                    positions = self._matching(key, candidates, constraint, start)
+                    if candidates.indexable:
+                        tries = candidates.matching(constraint, start)
                     break
-        for i in positions:
-            entry = candidates[i]
+        for i, entry in tries:
             candidate = entry.candidate
             if candidate is None:  # 1.34 (experimental, incubating): an invalid pool stops it
                 raise Fatal(entry.error, key)
@@ -514,29 +568,7 @@ class Search:
                 return EXCEEDED
         return False
 
-    def _matching(
-        self,
-        key: tuple[int, int, int],
-        candidates: list[_Entry],
-        constraint: MatchAttribute,
-        start: int,
-    ) -> list[int]:
-        """The positions from ``start`` on of the candidates whose value the constraint
-        accepts now: the others would be tried and refused one by one, for nothing."""
-        by_value = self.by_value.get((key, id(constraint)))
-        if by_value is None:
-            by_value = self.by_value[(key, id(constraint))] = {}
-            for i, entry in enumerate(candidates):
-                assert entry.candidate is not None
-                signature = constraint.signature(entry.candidate.device, entry.candidate.key[0])
-                by_value.setdefault(signature, []).append(i)
-        wanted = constraint.wanted()
-        if len(wanted) == 1:
-            found = by_value.get(wanted[0], [])
-            return found[bisect.bisect_left(found, start) :]
-        return sorted(i for w in wanted for i in by_value.get(w, []) if i >= start)
-
-    def _candidates(self, key: tuple[int, int, int], data: _RequestData) -> list[_Entry]:
+    def _candidates(self, key: tuple[int, int, int], data: _RequestData) -> Iterator[_Entry]:
         """The devices allocateOne tries for a request, in its order (pools by driver and
         name, slices by name, devices as listed), without those that every try refuses the
         same way and for nothing: held by other claims, not selected, not on this node,
@@ -544,11 +576,10 @@ class Search:
         spec = data.spec
         features = self.features
         held = self.owner.held.dedicated
-        out: list[_Entry] = []
         for pool in self.pools:
             if pool.invalid and not features.skip_incomplete_pools:
-                out.append(_Entry(None, error=f"pool {pool.name} is invalid: {pool.reason}"))
-                break
+                yield _Entry(None, error=f"pool {pool.name} is invalid: {pool.reason}")
+                return
             if (pool.incomplete and features.skip_incomplete_pools) or pool.invalid:
                 continue
             for s in pool.slices:
@@ -561,7 +592,7 @@ class Search:
                         if not self._selectable(key, data, s, device):
                             continue
                     except Fatal as exc:  # a CEL error stops the search where it is met
-                        out.append(_Entry(candidate, error=str(exc)))
+                        yield _Entry(candidate, error=str(exc))
                         continue
                     multi = (
                         features.consumable_capacity
@@ -584,12 +615,7 @@ class Search:
                         and self._untolerated(device, spec) is not None
                     ):
                         continue
-                    out.append(_Entry(candidate, multi=multi, counters=counters))
-        # Skipping refused devices by their value is safe where trying them has no effect and
-        # stops nothing: no errors, no counters.
-        if all(e.candidate is not None and not e.error and not e.counters for e in out):
-            self.indexable.add(key)
-        return out
+                    yield _Entry(candidate, multi=multi, counters=counters)
 
     def _in_use(self, key: tuple[str, str, str]) -> bool:
         """deviceInUse."""
