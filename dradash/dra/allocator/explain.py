@@ -866,12 +866,12 @@ class _Explainer:
             for key in dict.fromkeys((a.claim_index, a.request_index) for a in self.alternatives)
         ]
 
-        def fits(alt: _Alternative, visible: list[Device]) -> tuple[bool, int]:
+        def fits(alt: _Alternative, visible: list[Device]) -> tuple[bool, Callable[[], int]]:
             """Whether the node has as many candidates for the alternative as it needs (a
-            device serves a request at most once; "All" needs every candidate free), and at
-            most how many allocateOne calls looking for them takes."""
+            device serves a request at most once; "All" needs every candidate free), and how
+            to tell at most how many allocateOne calls looking for them takes."""
             if alt.verdicts is None:
-                return False, 1
+                return False, lambda: 1
             free = busy = 0
             shared = False
             verdicts, admin = alt.verdicts, alt.spec.admin
@@ -888,17 +888,18 @@ class _Explainer:
                     busy += 1
             if alt.spec.mode == "ExactCount":
                 need = alt.spec.count
-                return free >= need, _calls_bound(free, need, features.combinations, shared)
-            return free > 0 and not busy, free + 2
+                return free >= need, lambda: _calls_bound(free, need, features.combinations, shared)
+            return free > 0 and not busy, lambda: free + 2
 
         def may_succeed(node: Node) -> bool:
             visible = [d for s in self._visible_slices(node) for d in s.devices]
-            ok, bound = True, len(requests) + 1
-            for alts in requests:
-                answers = [fits(alt, visible) for alt in alts]
-                ok = ok and any(fit for fit, _ in answers)
-                bound *= sum(n for _, n in answers)
-            return ok or bound > calls
+            answers = [[fits(alt, visible) for alt in alts] for alts in requests]
+            if all(any(fit for fit, _ in request) for request in answers):
+                return True
+            bound = len(requests) + 1
+            for request in answers:
+                bound *= sum(calls_at_most() for _, calls_at_most in request)
+            return bound > calls
 
         return risky, may_succeed
 
