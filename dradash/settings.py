@@ -356,6 +356,15 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SOFT_TIME_LIMIT = envint("DRADASH_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = envint("DRADASH_TASK_TIME_LIMIT", 660)
+# The analyse task's own limits (seconds): the large profile's analysis takes about 20 s, a
+# snapshot whose allocator searches run out at most 16 × DRADASH_ALLOCATOR_SEARCH_SECONDS more.
+# The soft limit fails the analysis with that reason; the hard limit replaces a stuck worker.
+DRADASH_ANALYSIS_SOFT_TIME_LIMIT = envint("DRADASH_ANALYSIS_SOFT_TIME_LIMIT", 240)
+DRADASH_ANALYSIS_TIME_LIMIT = envint("DRADASH_ANALYSIS_TIME_LIMIT", 270)
+# Wall-clock seconds one node's allocator search may take, a safety net behind its budget of
+# allocateOne calls, which stands for kube-scheduler's 10 s filterTimeout (dradash.dra.allocator
+# .budget): the budget decides unless this machine searches unusually slowly.
+DRADASH_ALLOCATOR_SEARCH_SECONDS = envint("DRADASH_ALLOCATOR_SEARCH_SECONDS", 10)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's Redis transport with the fix that keeps a worker alive when Redis drops under a
 # running task (see dradash/broker.py). Only for redis:// brokers.

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.allocator import attack_bundle
 from dradash.demo.cluster import build
 
 DRADASH = Path(sys.executable).with_name("dradash")
@@ -256,6 +257,34 @@ def test_version_judges_by_an_older_release(bundle, no_django) -> None:
             "why", "pod", "gpu-test2/pod0", "--version", version, stdin=bundle, no_django=no_django
         )
         assert result.returncode == 0, result.stderr.decode()
+
+
+def test_a_search_for_devices_that_runs_out_is_an_allocation_timeout(no_django) -> None:
+    """benchmarks/allocator.py's attack: at 60 devices the search would take 2^31 calls; at
+    36, 2^19 for 1.36+ (within the budget) but every order of them for 1.35."""
+    long = run("why", "pod", "default/trainer", stdin=attack_bundle(60), no_django=no_django)
+    assert long.returncode == 1, long.stderr.decode()
+    out = long.stdout.decode()
+    assert "allocation-timeout" in out
+    assert "on the nodes the Pod may use: 1 timeout" in out
+    assert '"node gpu-worker: timed out trying to allocate devices"' in out
+    assert "filterTimeout" in out
+
+    old = run(
+        "why",
+        "claim",
+        "default/same-group",
+        "--json",
+        "--version",
+        "v1.35.0",
+        stdin=attack_bundle(36),
+        no_django=no_django,
+    )
+    body = json.loads(old.stdout)
+    assert (body["stage"], body["reason"]) == ("claim-unallocated", "allocation-timeout")
+    assert (
+        'kube-scheduler stops too, with "timed out trying to allocate devices"' in body["summary"]
+    )
 
 
 # --- the same verdict as the pages and the API --------------------------------------------

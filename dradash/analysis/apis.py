@@ -21,9 +21,8 @@ class AnalysisNotReady(APIException):
     def __init__(self, analysis: SnapshotAnalysis) -> None:
         snapshot = analysis.snapshot_id
         if analysis.status == SnapshotAnalysis.Status.FAILED:
-            detail = (
-                f"The analysis of snapshot {snapshot} failed and will be retried: {analysis.error}"
-            )
+            retry = "will be retried" if analysis.retried else "is not retried by itself"
+            detail = f"The analysis of snapshot {snapshot} failed and {retry}: {analysis.error}"
         else:
             detail = f"Snapshot {snapshot} is being analysed; try again in a few seconds."
         super().__init__({"detail": detail, "analysis": analysis.status})

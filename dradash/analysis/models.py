@@ -24,6 +24,10 @@ def unlines(text: str) -> list[str]:
     return text.strip("\n").split("\n") if text else []
 
 
+# How often a failed (or lost) analysis is tried again by itself (analysis.services).
+RETRIES = 3
+
+
 class SnapshotAnalysis(models.Model):
     """The analysis of one snapshot: its state, and the per-snapshot results."""
 
@@ -65,6 +69,11 @@ class SnapshotAnalysis(models.Model):
     @property
     def done(self) -> bool:
         return self.status == self.Status.DONE
+
+    @property
+    def retried(self) -> bool:
+        """Whether a failed analysis is tried again by itself (services.analyses_reap)."""
+        return self.attempts <= RETRIES
 
     def load(self, *fields: str) -> SnapshotAnalysis:
         """Read these results (pages get the analysis without them: see

@@ -11,12 +11,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import InterfaceError, OperationalError, connection, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from dradash.analysis.models import (
+    RETRIES,
     ClaimVerdict,
     DeviceRow,
     Explanation,
@@ -28,6 +30,7 @@ from dradash.analysis.models import (
     lines,
 )
 from dradash.dra import analysis as core
+from dradash.dra.allocator import SearchBudget
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.stack import on_fresh_stack
@@ -41,11 +44,13 @@ BATCH = 2000
 # The kinds a device's selectors and taints come from (a diff reads them all when a
 # DeviceTaintRule changed).
 DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
-# How often a failed (or lost) analysis is tried again, and after how long (seconds, doubled
-# each time); and how long a queued analysis may wait for a worker before it counts as lost.
-RETRIES = 3
+# After how long a failed (or lost) analysis is tried again (seconds, doubled each time, RETRIES
+# times); and how long a queued analysis may wait for a worker before it counts as lost.
 RETRY_DELAY = 30
 QUEUED_TIMEOUT = 1800
+# How long a worker keeps trying to record why an analysis failed while the database is away
+# (a PostgreSQL restart takes seconds); past that the analysis stays pending until the reaper.
+FAIL_PATIENCE = 120.0
 
 
 def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
@@ -87,7 +92,7 @@ def analyses_reap(*, now: datetime | None = None) -> list[int]:
     """
     now = now or timezone.now()
     Status = SnapshotAnalysis.Status
-    time_limit = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
+    time_limit = timedelta(seconds=settings.DRADASH_ANALYSIS_TIME_LIMIT)
     lost_running = Q(status=Status.PENDING, started_at__lt=now - time_limit) & (
         Q(finished_at__isnull=True) | Q(finished_at__lt=F("started_at"))
     )
@@ -129,7 +134,38 @@ def analyses_reap(*, now: datetime | None = None) -> list[int]:
 def analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
     """Analyse the snapshot and store the results, replacing any stored before (so a retry or
     a second delivery of the task is harmless). None when the snapshot is gone. Raises what the
-    analysis raised, after recording it on the SnapshotAnalysis (status failed)."""
+    analysis raised, after recording it on the SnapshotAnalysis (status failed).
+
+    If the database goes away meanwhile, the failure is recorded as soon as it is back (see
+    _analysis_fail) and the analysis is queued again at once. An analysis stopped by its soft
+    time limit is recorded as such and not tried again by itself: it would take as long again.
+    """
+    try:
+        return _analysis_run(snapshot_id)
+    except (OperationalError, InterfaceError) as exc:
+        logger.warning("analysis of snapshot %s: the database went away: %s", snapshot_id, exc)
+        error = (
+            f"the database was unavailable during the analysis ({_first_line(exc)}); it is "
+            "tried again at once"
+        )
+        # Queued again at once, where a worker can take it (run eagerly, it would run here,
+        # inside this failure).
+        if _analysis_fail(snapshot_id, error=error) and not settings.CELERY_TASK_ALWAYS_EAGER:
+            analysis_enqueue(snapshot_id)
+        raise
+    except SoftTimeLimitExceeded:
+        limit = settings.DRADASH_ANALYSIS_SOFT_TIME_LIMIT
+        _analysis_fail(
+            snapshot_id,
+            error=f"the analysis took longer than its time limit of {limit} s and was "
+            "stopped; it is not tried again by itself, as it would take as long again "
+            f"(DRADASH_ANALYSIS_SOFT_TIME_LIMIT; manage.py analyse {snapshot_id} tries now)",
+            final=True,
+        )
+        raise
+
+
+def _analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
     snapshot = Snapshot.objects.select_related("cluster").filter(pk=snapshot_id).first()
     if snapshot is None:
         logger.info("snapshot %s is gone: nothing to analyse", snapshot_id)
@@ -137,13 +173,21 @@ def analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
     analysis, _ = SnapshotAnalysis.objects.get_or_create(snapshot=snapshot)
     started = time.monotonic()
     SnapshotAnalysis.objects.filter(pk=snapshot_id).update(
-        started_at=timezone.now(), attempts=models.F("attempts") + 1
+        status=SnapshotAnalysis.Status.PENDING,
+        started_at=timezone.now(),
+        attempts=models.F("attempts") + 1,
     )
+    budget = SearchBudget(seconds=settings.DRADASH_ALLOCATOR_SEARCH_SECONDS)
     try:
         with gc_paused():
             state, blob_ids = _load(snapshot)
-            result = on_fresh_stack(core.analyse, state)
+            result = on_fresh_stack(core.analyse, state, budget=budget)
             _store(snapshot, result, blob_ids, seconds=time.monotonic() - started)
+    except SoftTimeLimitExceeded:
+        budget.cancelled = True  # the analysis's thread stops at its search's next check
+        raise  # recorded by analysis_run, as the other two
+    except (OperationalError, InterfaceError):
+        raise
     except Exception as exc:
         SnapshotAnalysis.objects.filter(pk=snapshot_id).update(
             status=SnapshotAnalysis.Status.FAILED,
@@ -154,6 +198,50 @@ def analysis_run(snapshot_id: int) -> SnapshotAnalysis | None:
         raise
     analysis.refresh_from_db()
     return analysis
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _analysis_fail(snapshot_id: int, *, error: str, final: bool = False) -> bool:
+    """Record that the analysis failed (``final``: not to be retried by the reaper); whether it
+    was recorded. While the database is away (often why it failed), try again on a new
+    connection for up to FAIL_PATIENCE seconds, so that the analysis ends with its real cause
+    soon after the database is back instead of staying pending until the reaper calls its
+    worker lost."""
+    deadline = time.monotonic() + FAIL_PATIENCE
+    delay = 1.0
+    fields: dict[str, Any] = {"status": SnapshotAnalysis.Status.FAILED, "error": error}
+    if final:
+        fields["attempts"] = RETRIES + 1  # past what analyses_reap retries
+    while True:
+        try:
+            fields["finished_at"] = timezone.now()
+            SnapshotAnalysis.objects.filter(pk=snapshot_id).update(**fields)
+            logger.info("analysis of snapshot %s failed: %s", snapshot_id, error)
+            return True
+        except (OperationalError, InterfaceError) as exc:
+            if time.monotonic() + delay > deadline:
+                logger.error(
+                    "analysis of snapshot %s failed (%s), and the database stayed unavailable "
+                    "to record it: %s",
+                    snapshot_id,
+                    error,
+                    exc,
+                )
+                return False
+            logger.warning(
+                "analysis of snapshot %s: cannot record its failure yet, the database is "
+                "unavailable (%s); trying again in %g s",
+                snapshot_id,
+                _first_line(exc),
+                delay,
+            )
+            connection.close()
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
 
 
 def _load(snapshot: Snapshot) -> tuple[ClusterState, dict[ObjectKey, int]]:

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from dradash.dra import capacity, checklist, diagnosis, findings, inventory, matching
-from dradash.dra.allocator import Explanation
+from dradash.dra.allocator import Explanation, SearchBudget
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
 from dradash.dra.fields import mapping, text
@@ -278,7 +278,11 @@ def claim_in_use(
     return Diagnosis("healthy", "running", summary + ".", evidence, steps)
 
 
-def analyse(state: ClusterState) -> Analysis:
+def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis:
+    """Everything about the snapshot; ``budget`` bounds the allocator's searches (the default
+    SearchBudget: kube-scheduler's filter timeout, and 16 searches that run out in all)."""
+    if budget is not None:
+        state.derived("search-budget", lambda _: budget)
     with gc_paused():  # hundreds of thousands of small results, nothing cyclic
         # The allocator's answer for each claim on every node first: the diagnoses of the
         # Pods that wait for those claims then read the same answers instead of searching again.

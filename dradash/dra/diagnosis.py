@@ -520,7 +520,12 @@ def explain_claims(
             return cache[(*key[:-1], True)]
     features = allocator.Features.of(state)
     explanation = allocator.explain(
-        state, claims, pod=pod, features=features, every_node=every_node
+        state,
+        claims,
+        pod=pod,
+        features=features,
+        every_node=every_node,
+        budget=allocator.SearchBudget.of(state),
     )
     if cache is not None:
         cache[key] = explanation
@@ -622,9 +627,78 @@ def _with_lost(sentence: str, lost: list[str]) -> str:
     return f"{sentence}; {'; '.join(lost)}." if lost else f"{sentence}."
 
 
+def _search_ran_out(x: allocator.Explanation, names: str) -> tuple[str, list[str]]:
+    """Why the allocator's search was stopped (allocator/budget.py), what it tried, what the
+    scheduler does in its place, and what to change."""
+    timed_out = [n for n in x.nodes if n.outcome == "timeout"]
+    budget = f"{x.budget_calls:,} allocateOne calls"
+    if timed_out:
+        where = timed_out[0].node + (
+            f" and {len(timed_out) - 1} more" if len(timed_out) > 1 else ""
+        )
+        if x.by_clock:
+            stopped = (
+                f"on node {where} it did not finish before dradash's own time limit stopped it "
+                f"(ahead of its budget of {budget}, which stands for kube-scheduler's 10 s "
+                "filterTimeout: this machine searched slowly)"
+            )
+        else:
+            stopped = (
+                f"on node {where} it did not finish within {budget}, which stands for "
+                "kube-scheduler's 10 s filterTimeout"
+            )
+        summary = f"The allocator's search for devices for {names} ran out of time: {stopped}"
+    else:
+        summary = (
+            f"dradash did not finish searching for devices for {names}: this snapshot's "
+            f"analysis had let {allocator.budget.PARALLELISM} searches run out of time already, "
+            f"and this one needed more than the {allocator.budget.LEFTOVER_CALLS:,} calls each "
+            "search gets after that"
+        )
+    tried = f"{plural(x.searched_nodes, 'node')} of the {x.eligible_nodes} the Pod may use searched"
+    if timed_out:
+        tried += f", {len(timed_out)} timed out"
+    if x.not_searched:
+        tried += (
+            f", {x.not_searched} not searched (an analysis lets "
+            f"{allocator.budget.PARALLELISM} searches run out, as many nodes as the scheduler "
+            "filters at once)"
+        )
+    status = timed_out[0].error if timed_out else ""
+    if status.startswith("node "):  # 1.36+: an Error status
+        scheduler = (
+            f'kube-scheduler stops too: its filter reports "{status}", an error that fails '
+            "the scheduling attempt, and it tries the Pod again with backoff"
+        )
+    elif status == allocator.TIMED_OUT:
+        scheduler = (
+            f'kube-scheduler stops too, with "{status}" for those nodes, and no other node fits'
+        )
+    elif status:
+        scheduler = (
+            "this release's kube-scheduler has no filter timeout (it came in 1.34): it keeps "
+            "searching, and schedules nothing else meanwhile"
+        )
+    else:
+        scheduler = (
+            f'where a search runs that long, kube-scheduler stops with "{allocator.TIMED_OUT}"'
+        )
+    advice = [
+        "Simplify the claim's constraints (matchAttribute, distinctAttribute) and selectors: "
+        "the search tries every set of devices that could satisfy them.",
+        "Ask for fewer devices per request, or split the work over more Pods: the number of "
+        "sets to try doubles with every device.",
+        "Or raise filterTimeout in the DynamicResources plugin's args of the kube-scheduler "
+        "configuration (10 s by default; 0 turns it off) — the search still takes that long.",
+    ]
+    return f"{summary} ({tried}); {scheduler}.", advice
+
+
 def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str, list[str]]:
     """A sentence and advice for the first step where fewer devices remain than needed."""
     reason = explanation.reason or ""
+    if reason == "allocation-timeout":
+        return _search_ran_out(explanation, names)
     error = explanation.error or ""
     request = explanation.deciding
     name = request.name if request else ""

@@ -283,6 +283,12 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
     error = x.get("error")
     if error and error not in summary:
         out.append(f"  {s('error', 'red')}: {s(error)}")
+    nodes = x.get("nodes") or {}
+    outcomes = nodes.get("outcomes") or {}
+    if outcomes.get("timeout"):  # where the search ran out, every node's answer counts
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items())
+        searched = "" if nodes.get("complete") else f" (of {nodes.get('eligible')})"
+        out.append(f"  on the nodes the Pod may use{searched}: {counts}")
     for r in x.get("requests") or []:
         need = r.get("need")
         needs = f", needs {need} device{'' if need == 1 else 's'}" if need is not None else ""

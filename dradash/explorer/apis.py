@@ -81,6 +81,19 @@ ExplainSerializer = inline_serializer(
         "node": serializers.CharField(allow_null=True),
         "reason": serializers.CharField(allow_null=True),
         "requests": serializers.ListField(child=serializers.DictField()),
+        "nodes": inline_serializer(
+            "NodeOutcome",
+            {
+                "node": serializers.CharField(),
+                # timeout: the search ran out of its budget, the scheduler's filter timeout
+                "outcome": serializers.ChoiceField(
+                    choices=["fit", "nofit", "node-error", "error", "timeout"]
+                ),
+                "error": serializers.CharField(),
+            },
+            many=True,
+        ),
+        "allocation": serializers.ListField(child=serializers.DictField()),
     },
 )
 
@@ -135,8 +148,10 @@ class ClaimExplainApi(AnalysedApi):
         summary="What the allocator would do with a claim",
         description="The allocation explainer: whether the scheduler's structured allocator "
         "could allocate the claim now (null when it would stop with an error), on which node, "
-        "and per request the funnel of devices left after each check with the first check "
-        "each device fails.",
+        "per request the funnel of devices left after each check with the first check each "
+        "device fails, and its answer on each node the Pod may use (timeout: the search ran "
+        "out of its budget, kube-scheduler's filter timeout; nodes left unsearched after 16 "
+        "timeouts are not listed).",
         responses=ExplainSerializer,
     )
     def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:

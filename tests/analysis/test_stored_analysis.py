@@ -110,7 +110,7 @@ def test_pages_of_a_snapshot_being_analysed_say_so_and_refresh(client_logged_in,
 def test_a_failed_analysis_shows_its_error_never_a_500(client_logged_in, api_client, monkeypatch):
     earlier, _ = demo_load()
 
-    def broken(state: Any) -> Any:
+    def broken(state: Any, budget: Any = None) -> Any:
         raise RuntimeError("the allocator port tripped over <this>")
 
     monkeypatch.setattr("dradash.dra.analysis.analyse", broken)
@@ -230,7 +230,7 @@ def test_history_tells_when_the_stage_changed(api_client, demo):
 
 def test_failed_and_lost_analyses_are_tried_again_with_backoff(monkeypatch):
     earlier, later = demo_load()
-    monkeypatch.setattr("dradash.dra.analysis.analyse", lambda state: 1 / 0)
+    monkeypatch.setattr("dradash.dra.analysis.analyse", lambda state, budget=None: 1 / 0)
     analyse_snapshot.apply(args=[earlier.pk])
     failed = SnapshotAnalysis.objects.get(pk=earlier.pk)
     assert (failed.status, failed.attempts) == ("failed", 1)
@@ -273,3 +273,59 @@ def test_with_the_queue_down_an_analysis_is_failed_and_queued_again_later(monkey
     with django_on_commit_now():
         assert earlier.pk in analyses_reap(now=analysis.finished_at + timedelta(minutes=1))
     assert SnapshotAnalysis.objects.get(pk=earlier.pk).status == "done"
+
+
+def test_an_analysis_that_loses_the_database_records_why_and_is_queued_again_at_once(
+    monkeypatch, api_client, settings
+):
+    from django.db import OperationalError
+
+    from dradash.analysis import services
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a worker takes what is queued
+    earlier, _ = demo_load()
+    queued: list[int] = []
+    monkeypatch.setattr(services, "analysis_enqueue", queued.append)
+
+    def gone(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "_store", gone)
+    analyse_snapshot.apply(args=[earlier.pk])
+    analysis = SnapshotAnalysis.objects.get(pk=earlier.pk)
+    assert analysis.status == "failed"
+    assert analysis.error == (
+        "the database was unavailable during the analysis (server closed the connection "
+        "unexpectedly); it is tried again at once"
+    )
+    assert queued == [earlier.pk]
+    answer = api_client.get(f"/api/v1/snapshots/{earlier.pk}/findings")
+    assert answer.status_code == 503 and "will be retried" in answer.json()["detail"]
+
+    monkeypatch.undo()  # the database is back: the queued task runs
+    analyse_snapshot.apply(args=[earlier.pk])
+    assert SnapshotAnalysis.objects.get(pk=earlier.pk).status == "done"
+
+
+def test_an_analysis_over_its_time_limit_fails_with_that_reason_and_is_not_retried(
+    monkeypatch, client_logged_in, api_client
+):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    earlier, _ = demo_load()
+
+    def endless(state: Any, budget: Any = None) -> None:
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr("dradash.dra.analysis.analyse", endless)
+    analyse_snapshot.apply(args=[earlier.pk])
+    analysis = SnapshotAnalysis.objects.get(pk=earlier.pk)
+    assert analysis.status == "failed" and not analysis.retried
+    assert analysis.error.startswith(
+        "the analysis took longer than its time limit of 240 s and was stopped"
+    )
+    assert earlier.pk not in analyses_reap(now=timezone.now() + timedelta(days=1))
+    page = client_logged_in.get(reverse("snapshot-detail", args=[earlier.pk]))
+    assert "It is not tried again by itself." in page.content.decode()
+    answer = api_client.get(f"/api/v1/snapshots/{earlier.pk}/findings")
+    assert "is not retried by itself" in answer.json()["detail"]

@@ -10,6 +10,7 @@ A port of ``k8s.io/dynamic-resource-allocation/structured`` whose files sit besi
                   the selector verdicts of ``selectorsMatch``
 ``pools``         ``internal/incubating/pools_incubating.go`` (and the v0.34 GatherPools)
 ``search``        ``internal/incubating/allocator_incubating.go``: Allocate for one node
+``budget``        the scheduler's filter timeout, as a budget of allocateOne calls
 ``constraints``   ``internal/incubating/constraint.go``
 ``consumable``    ``internal/incubating/consumable_capacity.go``
 ``scheduler``     kube-scheduler around the library: node filters, tolerations
@@ -26,6 +27,8 @@ Pod's claims on every node it may use, with a funnel per request.
 
 from __future__ import annotations
 
+from dradash.dra.allocator import budget
+from dradash.dra.allocator.budget import TIMED_OUT, SearchBudget
 from dradash.dra.allocator.constraints import lookup_attribute
 from dradash.dra.allocator.consumable import quantity_of
 from dradash.dra.allocator.explain import (
@@ -55,13 +58,16 @@ __all__ = [
     "NEWEST",
     "STEPS",
     "STEP_REASONS",
+    "TIMED_OUT",
     "Allocation",
     "Allocator",
     "DeviceCheck",
     "Explanation",
     "Features",
     "RequestExplanation",
+    "SearchBudget",
     "blocking_taints",
+    "budget",
     "error_reason",
     "explain",
     "kubernetes_minor",

@@ -83,6 +83,9 @@ class MatchAttribute:
         self.first: dict[str, Any] | None = None
         self.intersection: AttributeSet | None = None
         self.count = 0
+        self._seen: dict[int, Any] = {}
+        self._signatures: dict[int, Any] = {}
+        self._want: dict[str, Any] = {}
 
     def _skips(self, base: str, sub: str) -> bool:
         if not self.requests:
@@ -91,10 +94,45 @@ class MatchAttribute:
             return base not in self.requests
         return base not in self.requests and f"{base}/{sub}" not in self.requests
 
+    def _attribute(self, device: Device, driver: str) -> dict[str, Any] | None:
+        """lookupAttribute, once per device (searches ask again and again)."""
+        found = self._seen.get(id(device), self)
+        if found is self:
+            found = self._seen[id(device)] = lookup_attribute(device, driver, self.name)
+        return found  # type: ignore[return-value]
+
+    def signature(self, device: Device, driver: str) -> tuple[str | None, Any] | None:
+        """The device's (kind, value) as add compares it (kind None: no scalar value), or None
+        when it lacks the attribute."""
+        found = self._signatures.get(id(device), self)
+        if found is self:
+            attribute = self._attribute(device, driver)
+            kind = value_kind(attribute) if attribute is not None else None
+            found = self._signatures[id(device)] = (
+                None if attribute is None else (kind, typed(attribute, kind) if kind else None)
+            )
+        return found  # type: ignore[return-value]
+
+    def wanted(self) -> list[tuple[str, Any]]:
+        """The signatures add accepts now that a first device is in (scalar values)."""
+        return [(kind, value) for kind, value in self._want.items() if value is not None]
+
+    def refuses(self, base: str, sub: str, device: Device, key: tuple[str, str, str]) -> bool:
+        """Whether ``add`` would refuse the device now (scalar values), changing nothing."""
+        if self._skips(base, sub):
+            return False
+        signature = self.signature(device, key[0])
+        if signature is None:
+            return True
+        if self.count == 0:
+            return False
+        kind, value = signature
+        return kind is None or self._want[kind] != value
+
     def add(self, base: str, sub: str, device: Device, key: tuple[str, str, str]) -> bool:
         if self._skips(base, sub):
             return True
-        attribute = lookup_attribute(device, key[0], self.name)
+        attribute = self._attribute(device, key[0])
         if attribute is None:
             return False
         if self.count == 0:
@@ -104,6 +142,7 @@ class MatchAttribute:
                     return False
             else:
                 self.first = attribute
+                self._want = {kind: typed(attribute, kind) for kind in SCALAR_KINDS}
             self.count = 1
             return True
         if self.lists:

@@ -9,12 +9,14 @@ scheduling attempt. Beside it, a funnel per request: how many devices are left a
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from dradash.dra.allocator.budget import TIMED_OUT, SearchBudget, timeout_status
 from dradash.dra.allocator.constraints import (
     attribute_set,
     intersects,
@@ -131,7 +133,8 @@ class Tally:
 @dataclass(frozen=True)
 class NodeOutcome:
     """The allocator's answer on one node: fit, nofit, node-error (an error that makes only
-    this node unusable) or error (the scheduler aborts the attempt)."""
+    this node unusable), error (the scheduler aborts the attempt) or timeout (the search ran
+    out of its budget: the scheduler's "timed out trying to allocate devices")."""
 
     node: str
     outcome: str
@@ -161,6 +164,13 @@ class Explanation:
     eligible_nodes: int = 0  # how many nodes the Pod may use
     claims: list[str] = field(default_factory=list)  # the claims explained together
     request: str | None = None  # the request whose funnel gives the reason, if one does
+    # Searches that ran out of their budget (budget.py): how many nodes timed out, the calls
+    # each got, whether the wall-clock safety net stopped one, and how many nodes were left
+    # unsearched because enough had timed out already.
+    timed_out_nodes: int = 0
+    budget_calls: int = 0
+    by_clock: bool = False
+    not_searched: int = 0
 
     @cached_property
     def first_detail(self) -> str:
@@ -241,6 +251,8 @@ def prefilter(plans: list[ClaimPlan], state: ClusterState, features: Features) -
 
 def error_reason(error: str) -> str:
     """The DESIGN reason code for an error the scheduler stops with."""
+    if error.endswith(TIMED_OUT):
+        return "allocation-timeout"
     if " does not exist" in error or "could not retrieve device class" in error:
         return "class-missing"
     if "CEL runtime error" in error or "CEL compile error" in error:
@@ -298,6 +310,16 @@ class _Alternative:
     @property
     def need(self) -> int:
         return self.spec.count if self.spec.mode == "ExactCount" else 1
+
+
+def _calls_bound(candidates: int, need: int, combinations: bool, repeats: bool) -> int:
+    """At most how many allocateOne calls a search for ``need`` devices among ``candidates``
+    makes: one per set of up to ``need`` of them (combinations, 1.36+), per ordered choice
+    (permutations, before), or per sequence with repeats (devices shared by allocations)."""
+    if repeats and not combinations:
+        return sum(candidates**k for k in range(need + 1))
+    pick = math.comb if combinations else math.perm
+    return sum(pick(candidates, k) for k in range(min(need, candidates) + 1))
 
 
 class _Explainer:
@@ -717,7 +739,10 @@ class _Explainer:
             constraints=[{**c, "requests": []} for c in alt.constraints],
             config=[],
         )
+        budget = self.allocator.budget
+        leftover = budget.spent  # then a search that runs out is left unfinished: not known
         outcome = self.allocator.allocate(node, [alone])
+        budget.timed_out += outcome.timed_out and not leftover
         return outcome.allocations is not None
 
     # the funnel ----------------------------------------------------------------------------
@@ -803,9 +828,11 @@ class _Explainer:
 
     # where the search has to run -----------------------------------------------------------
 
-    def node_plan(self) -> tuple[set[str], Callable[[Node], bool]]:
-        """Nodes where Allocate could stop with an error, and a test for nodes where it could
-        succeed (every request has a usable candidate the node reaches)."""
+    def node_plan(self, calls: int) -> tuple[set[str], Callable[[Node], bool]]:
+        """Nodes where Allocate could stop with an error, and a test for nodes where it has to
+        run: it could succeed (every request has a usable candidate the node reaches), or its
+        search could take more than ``calls`` allocateOne calls and so time out (asking for
+        more devices than there are does not stop the search early: it tries every set)."""
         held, features = self.allocator.held, self.features
         position, keys = self.index.position, self.index.keys
         risky: set[str] = set()
@@ -839,33 +866,40 @@ class _Explainer:
             for key in dict.fromkeys((a.claim_index, a.request_index) for a in self.alternatives)
         ]
 
-        def fits(alt: _Alternative, visible: list[Device]) -> bool:
+        def fits(alt: _Alternative, visible: list[Device]) -> tuple[bool, Callable[[], int]]:
             """Whether the node has as many candidates for the alternative as it needs (a
-            device serves a request at most once; "All" needs every candidate free)."""
+            device serves a request at most once; "All" needs every candidate free), and how
+            to tell at most how many allocateOne calls looking for them takes."""
             if alt.verdicts is None:
-                return False
+                return False, lambda: 1
             free = busy = 0
+            shared = False
             verdicts, admin = alt.verdicts, alt.spec.admin
             for device in visible:
                 i = position[id(device)]
                 verdict = verdicts[i]
                 if verdict is not True and not isinstance(verdict, str):
                     continue
-                if (
-                    admin
-                    or keys[i] not in held.dedicated
-                    or (features.consumable_capacity and device.allow_multiple_allocations)
-                ):
+                multi = features.consumable_capacity and device.allow_multiple_allocations
+                if admin or keys[i] not in held.dedicated or multi:
                     free += 1
+                    shared = shared or multi
                 else:
                     busy += 1
             if alt.spec.mode == "ExactCount":
-                return free >= alt.spec.count
-            return free > 0 and not busy
+                need = alt.spec.count
+                return free >= need, lambda: _calls_bound(free, need, features.combinations, shared)
+            return free > 0 and not busy, lambda: free + 2
 
         def may_succeed(node: Node) -> bool:
             visible = [d for s in self._visible_slices(node) for d in s.devices]
-            return all(any(fits(alt, visible) for alt in alts) for alts in requests)
+            answers = [[fits(alt, visible) for alt in alts] for alts in requests]
+            if all(any(fit for fit, _ in request) for request in answers):
+                return True
+            bound = len(requests) + 1
+            for request in answers:
+                bound *= sum(calls_at_most() for _, calls_at_most in request)
+            return bound > calls
 
         return risky, may_succeed
 
@@ -921,6 +955,7 @@ def explain(
     features: Features = Features(),  # noqa: B008 - frozen dataclass
     max_nodes: int | None = None,
     every_node: bool = False,
+    budget: SearchBudget | None = None,
 ) -> Explanation:
     """Would the structured allocator allocate these claims (a Pod's, allocated together) now,
     on which node, and if not, where does it stop?
@@ -940,15 +975,39 @@ def explain(
     the first fit and the first error. With ``max_nodes``, it runs on at most that many nodes.
     (On clusters of more than 100 nodes the scheduler stops filtering once it has enough
     feasible nodes, so an error on a node it never reaches would not stop it.)
+
+    Each node's search gets ``budget.calls`` allocateOne calls, the scheduler's filter timeout
+    (budget.py); a node that runs out has the outcome "timeout". Since 1.36 that fails the
+    scheduling attempt like an error; before, it is one node that does not fit. Once
+    ``budget.nodes`` searches (over every explanation sharing the budget) have run out, each
+    search gets a few calls; where those run out, that node and the rest are not searched and
+    are left out of ``nodes``.
     """
+    budget = budget or SearchBudget()
     with gc_paused():  # tens of thousands of small objects, none cyclic
-        return _explain(state, list(claims), pod, features, max_nodes, every_node)
+        return _explain(state, list(claims), pod, features, max_nodes, every_node, budget)
 
 
 _NOWHERE = Node({"metadata": {"name": ""}})  # a node no slice reaches
 
 
+def _timeout(node: Node, allocation: Allocation, features: Features) -> Allocation:
+    """A search that ran out, as the scheduler reports the node: its status as ``error``."""
+    if features.filter_timeout:
+        status = timeout_status(node.name, features.timeout_is_error)
+    else:
+        status = (
+            f"{TIMED_OUT} after {allocation.calls - 1:,} allocateOne calls: dradash stopped "
+            "here, but this release's scheduler has no filter timeout (it came in 1.34) and "
+            "keeps searching"
+        )
+    allocation.error = status
+    return allocation
+
+
 def _outcome(node: Node, allocation: Allocation) -> NodeOutcome:
+    if allocation.timed_out:
+        return NodeOutcome(node.name, "timeout", allocation.error or TIMED_OUT)
     if allocation.error is not None:
         kind = "node-error" if allocation.node_error else "error"
         return NodeOutcome(node.name, kind, allocation.error)
@@ -962,11 +1021,12 @@ def _explain(
     features: Features,
     max_nodes: int | None,
     every_node: bool,
+    budget: SearchBudget,
 ) -> Explanation:
     pending = [c for c in claims if not c.allocated]
     to_allocate = pending if pending or not claims else claims
     held_claims = [c for c in claims if c.allocated and c not in to_allocate]
-    allocator = Allocator(state, features, exclude=to_allocate)
+    allocator = Allocator(state, features, exclude=to_allocate, budget=budget)
     plans = [allocator.plan(c) for c in to_allocate]
     eligible = [
         n
@@ -979,6 +1039,10 @@ def _explain(
         explainer.device_steps(alt)
     outcomes: dict[str, NodeOutcome] = {}
 
+    timeouts: list[Allocation] = []
+    not_searched = 0
+    gave_up = False
+
     def finish(chosen: Node | None, **kwargs: Any) -> Explanation:
         requests = [explainer.explanation(alt, chosen) for alt in explainer.alternatives]
         nodes = [outcomes[n.name] for n in eligible if n.name in outcomes]
@@ -988,6 +1052,10 @@ def _explain(
             nodes_complete=len(nodes) == len(eligible),
             eligible_nodes=len(eligible),
             claims=[plan.label for plan in plans],
+            timed_out_nodes=len(timeouts),
+            budget_calls=budget.calls,
+            by_clock=any(t.by_clock for t in timeouts),
+            not_searched=not_searched,
             **kwargs,
         )
 
@@ -1022,7 +1090,7 @@ def _explain(
         outcomes.update((n.name, NodeOutcome(n.name, "fit")) for n in eligible)
         return finish(eligible[0], allocatable=True, error=None, node=eligible[0].name)
 
-    risky, may_succeed = explainer.node_plan()
+    risky, may_succeed = explainer.node_plan(budget.calls)
     last_risky = max(risky) if risky else ""
     success: tuple[Node, Allocation] | None = None
     failure: Allocation | None = None
@@ -1040,8 +1108,25 @@ def _explain(
             continue  # it may fit too; only an error elsewhere would change the answer
         if max_nodes is not None and searched >= max_nodes:
             break
+        if gave_up:  # a search with the leftover calls ran out: not searched either
+            not_searched += 1
+            continue
+        leftover = budget.spent  # enough searches ran out: this one gets a few calls
         outcome = allocator.allocate(node, plans)
+        if outcome.timed_out and leftover:
+            not_searched += 1
+            gave_up = True
+            continue
         searched += 1
+        if outcome.timed_out:
+            budget.timed_out += 1
+            timeouts.append(_timeout(node, outcome, features))
+            outcomes[node.name] = _outcome(node, outcome)
+            if features.filter_timeout and features.timeout_is_error:
+                failure = failure or outcome  # an Error status: the attempt fails
+                if not every_node:
+                    break
+            continue
         outcomes[node.name] = _outcome(node, outcome)
         if outcome.error is not None and not outcome.node_error:
             failure = failure or outcome
@@ -1088,9 +1173,15 @@ def _explain(
         error=None,
         node=None,
         searched_nodes=searched,
-        message=node_errors[0] if node_errors else "cannot allocate all claims",
+        message=TIMED_OUT
+        if timeouts
+        else node_errors[0]
+        if node_errors
+        else "cannot allocate all claims",
     )
     explanation.reason, explanation.request = _funnel_reason(explainer, explanation)
+    if timeouts or not_searched:  # where the search ran out, whether the claims fit is unknown
+        explanation.reason = "allocation-timeout"
     if node_errors and explanation.reason == "insufficient-count":
         explanation.reason = "pool-invalid"  # the devices of invalid pools were not counted
     return explanation

@@ -56,6 +56,9 @@ class Features:
     # and stops with an error at an invalid one. Off, it selects the v0.34 allocator as a whole:
     # its GatherPools, and results without the request's tolerations.
     skip_incomplete_pools: bool = True
+    # DRASchedulerFilterTimeout (beta, on since 1.34): the DynamicResources plugin gives each
+    # node's Allocate a deadline, filterTimeout (10 s). Off (before 1.34), a search runs to its end.
+    filter_timeout: bool = True
     # The minor release whose allocator code runs, where releases differ beyond the gates
     # (1.37: a config that applies to every request has no request list, CEL runtime errors
     # name the device and suggest optional chaining for "no such key").
@@ -75,6 +78,19 @@ class Features:
         if self.consumable_capacity or self.binding_conditions:
             return "incubating"
         return "stable"
+
+    @property
+    def combinations(self) -> bool:
+        """Whether allocateOne looks for a request's next device after the one it took (its
+        startLocation: every set of devices is tried once), as incubating and experimental do
+        since 1.36; ``stable``, and every implementation before, tries every order."""
+        return self.implementation != "stable" and self.release >= 36
+
+    @property
+    def timeout_is_error(self) -> bool:
+        """1.36+ (kubernetes PR #137607): a node whose search timed out fails the whole
+        scheduling attempt with an Error status; before, it is one unschedulable node."""
+        return self.release >= 36
 
     @property
     def cel(self) -> Dialect:
@@ -105,6 +121,7 @@ class Features:
             consumable_capacity=False,
             binding_conditions=False,
             skip_incomplete_pools=minor >= 35,
+            filter_timeout=minor >= 34,  # DRASchedulerFilterTimeout: beta (on) since 1.34
             release=minor,
         )
 

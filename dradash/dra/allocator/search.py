@@ -13,11 +13,14 @@ orders they may use.
 
 from __future__ import annotations
 
+import bisect
+import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dradash.dra.allocator.budget import Cancelled, Interrupted, SearchBudget
 from dradash.dra.allocator.constraints import DistinctAttribute, MatchAttribute
 from dradash.dra.allocator.consumable import (
     consumed_from_request,
@@ -53,6 +56,10 @@ class Allocation:
     node_error: bool = False
     calls: int = 0  # allocateOne invocations (upstream's Stats.NumAllocateOneInvocations)
     failed_request: tuple[int, int, int] | None = None  # (claim, request, subrequest) of error
+    # The search ran out of its budget (budget.py): the scheduler's filter timeout. ``by_clock``
+    # when the wall-clock safety net stopped it first.
+    timed_out: bool = False
+    by_clock: bool = False
 
 
 def kobj(claim: ResourceClaim) -> str:
@@ -208,6 +215,73 @@ class _Candidate:
     pool: GatheredPool
 
 
+@dataclass(slots=True)
+class _Entry:
+    """A device allocateOne tries for a request (``_candidates``); without a candidate, the
+    error that stops the search where it is met."""
+
+    candidate: _Candidate | None
+    error: str = ""  # the CEL error its selectors raise
+    multi: bool = False  # allowMultipleAllocations: its capacity depends on the search
+    counters: bool = False  # consumes counters
+
+
+class _Candidates:
+    """A request's candidates (Search._candidates), listed as far as the search gets: most
+    searches take one of the first."""
+
+    def __init__(self, entries: Iterator[_Entry]) -> None:
+        self.entries: list[_Entry] = []
+        self._more: Iterator[_Entry] | None = entries
+        self._indexable: bool | None = None
+        self._by_value: dict[int, dict[Any, list[int]]] = {}
+
+    def start_at(self, start: int) -> Iterator[tuple[int, _Entry]]:
+        i = start
+        entries = self.entries
+        while True:
+            if i >= len(entries):
+                if self._more is None:
+                    return
+                entry = next(self._more, None)
+                if entry is None:
+                    self._more = None
+                    return
+                entries.append(entry)
+            yield i, entries[i]
+            i += 1
+
+    @property
+    def indexable(self) -> bool:
+        """Whether skipping refused devices by their value is safe: trying them has no effect
+        and stops nothing (no errors, no counters)."""
+        if self._indexable is None:
+            for _ in self.start_at(len(self.entries)):
+                pass
+            self._indexable = all(
+                e.candidate is not None and not e.error and not e.counters for e in self.entries
+            )
+        return self._indexable
+
+    def matching(self, constraint: MatchAttribute, start: int) -> Iterator[tuple[int, _Entry]]:
+        """The candidates from ``start`` on whose value the constraint accepts now: the
+        others would be tried and refused one by one, for nothing (all listed: indexable)."""
+        by_value = self._by_value.get(id(constraint))
+        if by_value is None:
+            by_value = self._by_value[id(constraint)] = {}
+            for i, entry in enumerate(self.entries):
+                assert entry.candidate is not None
+                signature = constraint.signature(entry.candidate.device, entry.candidate.key[0])
+                by_value.setdefault(signature, []).append(i)
+        wanted = constraint.wanted()
+        if len(wanted) == 1:
+            found = by_value.get(wanted[0], [])
+            positions = found[bisect.bisect_left(found, start) :]
+        else:
+            positions = sorted(i for w in wanted for i in by_value.get(w, []) if i >= start)
+        return ((i, self.entries[i]) for i in positions)
+
+
 @dataclass
 class _Result:
     spec: Spec
@@ -233,6 +307,11 @@ class Search:
         self.allocating_capacity: dict[tuple[str, str, str], dict[str, Quantity]] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.calls = 0
+        self.limit = owner.budget.node_calls
+        self.deadline = time.monotonic() + owner.budget.seconds
+        self.combinations = owner.features.combinations
+        self.candidates: dict[tuple[int, int, int], _Candidates] = {}
+        self.quick: list[bool] = []  # per claim: only matchAttribute on scalar values
         self._per_device_nodes: dict[int, bool] = {}
 
     # Allocate ------------------------------------------------------------------------------
@@ -305,7 +384,11 @@ class Search:
                         f"claim {claim.label}, constraint #{i}: empty constraint (unsupported "
                         "constraint type?)"
                     )
-        done = self.allocate_one((0, 0, 0, 0), False, (0, 0, 0))
+        self.quick = [
+            all(type(c) is MatchAttribute and not c.lists for c in constraints)
+            for constraints in self.constraints
+        ]
+        done = self.allocate_one((0, 0, 0, 0), False, 0)
         if done is EXCEEDED:  # as upstream returns the sentinel error at the top
             raise Fatal("allocation max size exceeded")
         if done is not True:
@@ -387,17 +470,24 @@ class Search:
 
     # allocateOne ---------------------------------------------------------------------------
 
-    def allocate_one(
-        self, r: tuple[int, int, int, int], subrequest: bool, start: tuple[int, int, int]
-    ) -> Any:
-        """allocateOne: True when everything got allocated, False, or EXCEEDED."""
+    def allocate_one(self, r: tuple[int, int, int, int], subrequest: bool, start: int) -> Any:
+        """allocateOne: True when everything got allocated, False, or EXCEEDED. Each call
+        counts, and then, as upstream checks its context, the budget (Interrupted). ``start``
+        is upstream's startLocation, as a position in the request's candidates."""
         self.calls += 1
+        if self.calls > self.limit:
+            raise Interrupted(self.calls, False)
+        if not self.calls & 0xFFF:
+            if self.owner.budget.cancelled:
+                raise Cancelled
+            if time.monotonic() > self.deadline:
+                raise Interrupted(self.calls, True)
         ci, ri, si, di = r
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
         if ri >= len(claim.requests):
-            done = self.allocate_one((ci + 1, 0, 0, 0), False, (0, 0, 0))
+            done = self.allocate_one((ci + 1, 0, 0, 0), False, 0)
             return False if done is EXCEEDED else done
         key = (ci, ri, si)
         data = self.request_data[key]
@@ -405,7 +495,7 @@ class Search:
             all_exceeded = True
             sub = 0
             while (ci, ri, sub) in self.request_data:
-                done = self.allocate_one((ci, ri, sub, di), True, (0, 0, 0))
+                done = self.allocate_one((ci, ri, sub, di), True, 0)
                 if done is EXCEEDED:
                     sub += 1
                     continue
@@ -420,51 +510,112 @@ class Search:
         if all_devices and not data.all_devices:
             return False
         if di >= data.num_devices:
-            return self.allocate_one((ci, ri + 1, 0, 0), False, (0, 0, 0))
+            return self.allocate_one((ci, ri + 1, 0, 0), False, 0)
         if len(self.results[ci]) + data.num_devices - di > MAX_RESULTS:
             return EXCEEDED
         if all_devices:
             ok, undo = self._allocate_device(r, data.all_devices[di], True)
             if not ok:
                 return False
-            done = self.allocate_one((ci, ri, si, di + 1), subrequest, (0, 0, 0))
+            done = self.allocate_one((ci, ri, si, di + 1), subrequest, 0)
             if done is not True:
                 undo()
             return done
-        for pi in range(start[0], len(self.pools)):
-            pool = self.pools[pi]
-            if pool.invalid and not self.features.skip_incomplete_pools:
-                # 1.34 (experimental, incubating): an invalid pool stops the search.
-                raise Fatal(f"pool {pool.name} is invalid: {pool.reason}", key)
-            if (pool.incomplete and self.features.skip_incomplete_pools) or pool.invalid:
+        candidates = self.candidates.get(key)
+        if candidates is None:
+            candidates = self.candidates[key] = _Candidates(self._candidates(key, data))
+        constraints = self.constraints[ci]
+        quick = self.quick[ci]
+        base, sub = (spec.parent, spec.name) if spec.parent else (spec.name, "")
+        tries = candidates.start_at(start)
+        if quick:
+            for constraint in constraints:
+                if constraint.count and not constraint._skips(base, sub):
+                    if candidates.indexable:
+                        tries = candidates.matching(constraint, start)
+                    break
+        for i, entry in tries:
+            candidate = entry.candidate
+            if candidate is None:  # 1.34 (experimental, incubating): an invalid pool stops it
+                raise Fatal(entry.error, key)
+            dkey = candidate.key
+            if spec.admin:
+                if ci in self.allocating.get(dkey, ()):
+                    continue
+            elif self.allocating.get(dkey):
                 continue
-            first_slice = start[1] if pi == start[0] else 0
-            for sli in range(first_slice, len(pool.slices)):
-                s = pool.slices[sli]
-                first = start[2] if pi == start[0] and sli == start[1] else 0
-                devices = s.devices
-                for dvi in range(first, len(devices)):
-                    device = devices[dvi]
+            if entry.error:
+                raise Fatal(entry.error, key)
+            if entry.multi and not self._capacity_ok(data, candidate):
+                continue
+            if quick and not entry.counters:
+                # What allocateDevice's constraints would refuse, refused without its work
+                # (matchAttribute only: its add and remove leave nothing behind).
+                device = candidate.device
+                if any(c.refuses(base, sub, device, dkey) for c in constraints):
+                    continue
+            ok, undo = self._allocate_device(r, candidate, False, entry)
+            if not ok:
+                continue
+            # 1.36+ looks for the next device after this one; before, from the start.
+            done = self.allocate_one(
+                (ci, ri, si, di + 1), subrequest, i + 1 if self.combinations else 0
+            )
+            if done is True:
+                return True
+            undo()
+            if done is EXCEEDED:
+                return EXCEEDED
+        return False
+
+    def _candidates(self, key: tuple[int, int, int], data: _RequestData) -> Iterator[_Entry]:
+        """The devices allocateOne tries for a request, in its order (pools by driver and
+        name, slices by name, devices as listed), without those that every try refuses the
+        same way and for nothing: held by other claims, not selected, not on this node,
+        short of capacity, tainted. What depends on the search so far is checked per try."""
+        spec = data.spec
+        features = self.features
+        held = self.owner.held.dedicated
+        for pool in self.pools:
+            if pool.invalid and not features.skip_incomplete_pools:
+                yield _Entry(None, error=f"pool {pool.name} is invalid: {pool.reason}")
+                return
+            if (pool.incomplete and features.skip_incomplete_pools) or pool.invalid:
+                continue
+            for s in pool.slices:
+                for device in s.devices:
                     dkey = (pool.driver, pool.name, device.name)
-                    if spec.admin and ci in self.allocating.get(dkey, ()):
-                        continue
-                    if not spec.admin and self._in_use(dkey):
-                        continue
-                    if not self._selectable(key, data, s, device):
+                    if not spec.admin and dkey in held:
                         continue
                     candidate = _Candidate(device, dkey, s, pool)
-                    if self.features.consumable_capacity and not self._capacity_ok(data, candidate):
+                    try:
+                        if not self._selectable(key, data, s, device):
+                            continue
+                    except Fatal as exc:  # a CEL error stops the search where it is met
+                        yield _Entry(candidate, error=str(exc))
                         continue
-                    ok, undo = self._allocate_device(r, candidate, False)
-                    if not ok:
+                    multi = (
+                        features.consumable_capacity
+                        and device.raw.get("allowMultipleAllocations") is True
+                    )
+                    if (
+                        features.consumable_capacity
+                        and not multi
+                        and not self._capacity_ok(data, candidate)
+                    ):
                         continue
-                    done = self.allocate_one((ci, ri, si, di + 1), subrequest, (pi, sli, dvi + 1))
-                    if done is True:
-                        return True
-                    undo()
-                    if done is EXCEEDED:
-                        return EXCEEDED
-        return False
+                    counters = bool(consumes(device))
+                    if counters and not features.partitionable_devices:
+                        continue
+                    # Taints are checked after counters are taken (and, as upstream, not given
+                    # back): only a device without counters can be left out for them.
+                    if (
+                        not counters
+                        and features.device_taints
+                        and self._untolerated(device, spec) is not None
+                    ):
+                        continue
+                    yield _Entry(candidate, multi=multi, counters=counters)
 
     def _in_use(self, key: tuple[str, str, str]) -> bool:
         """deviceInUse."""
@@ -521,20 +672,30 @@ class Search:
     # allocateDevice ------------------------------------------------------------------------
 
     def _allocate_device(
-        self, r: tuple[int, int, int, int], candidate: _Candidate, must: bool
+        self,
+        r: tuple[int, int, int, int],
+        candidate: _Candidate,
+        must: bool,
+        entry: _Entry | None = None,
     ) -> tuple[bool, Callable[[], None]]:
-        """allocateDevice, with its rollback function."""
+        """allocateDevice, with its rollback function. With the candidate's ``entry`` (see
+        ``_candidates``), what that found for it already is not checked again."""
         ci, ri, si, _ = r
         data = self.request_data[(ci, ri, si)]
         spec = data.spec
         features = self.features
         device, key = candidate.device, candidate.key
-        multi = features.consumable_capacity and device.raw.get("allowMultipleAllocations") is True
+        if entry is None:
+            multi = (
+                features.consumable_capacity and device.raw.get("allowMultipleAllocations") is True
+            )
+        else:
+            multi = entry.multi
         if not multi and spec.admin and ci in self.allocating.get(key, ()):
             return False, _nothing
         if not spec.admin and self._in_use(key):
             return False, _nothing
-        uses = consumes(device)
+        uses = consumes(device) if entry is None or entry.counters else []
         if not features.partitionable_devices and uses:
             return False, _nothing
         skip_counters = multi and (
@@ -542,7 +703,11 @@ class Search:
         )
         if not skip_counters and uses and not self._counters_available(candidate):
             return False, _nothing
-        if features.device_taints and self._untolerated(device, spec) is not None:
+        if (
+            features.device_taints
+            and (entry is None or entry.counters)
+            and self._untolerated(device, spec) is not None
+        ):
             return False, _nothing
         base, sub = (spec.parent, spec.name) if spec.parent else (spec.name, "")
         constraints = self.constraints[ci]
@@ -561,7 +726,7 @@ class Search:
         if not multi:
             holders.add(ci)
         result = _Result(spec=spec, candidate=candidate, admin=spec.admin)
-        if features.consumable_capacity:
+        if features.consumable_capacity and (entry is None or multi):
             if not fits_capacity(
                 self.owner.held.capacity.get(key, {}),
                 spec.wanted,
@@ -804,9 +969,11 @@ class Allocator:
         features: Features = Features(),  # noqa: B008 - frozen dataclass
         *,
         exclude: Iterable[ResourceClaim] = (),
+        budget: SearchBudget | None = None,
     ) -> None:
         self.state = state
         self.features = features
+        self.budget = budget or SearchBudget()
         self.index = snapshot_index(state)
         self.held = held_devices(
             self.index, {(c.namespace, c.name) for c in exclude}, features.consumable_capacity
@@ -822,6 +989,8 @@ class Allocator:
         return self._plans[id(claim)]
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim | ClaimPlan]) -> Allocation:
+        """Allocate on one node, within the budget's calls (its leftover ones once the
+        searches that may run out are spent: see SearchBudget)."""
         plans = [c if isinstance(c, ClaimPlan) else self.plan(c) for c in claims]
         search = Search(self, node, plans)
         try:
@@ -830,6 +999,8 @@ class Allocator:
             return Allocation(
                 None, str(exc), node_error=exc.node, calls=search.calls, failed_request=exc.request
             )
+        except Interrupted as exc:
+            return Allocation(None, calls=exc.calls, timed_out=True, by_clock=exc.by_clock)
         return Allocation(allocations, calls=search.calls)
 
     def verdicts(self, device_class: DeviceClass | None, spec: Spec) -> list[Any]:
