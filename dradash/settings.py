@@ -326,6 +326,24 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SOFT_TIME_LIMIT = envint("DRADASH_TASK_SOFT_TIME_LIMIT", 600)
 CELERY_TASK_TIME_LIMIT = envint("DRADASH_TASK_TIME_LIMIT", 660)
+# One queue per kind of long work, each served by worker processes of its own
+# (docker-compose.yml, deploy/kubernetes/worker.yaml), so that a burst of one kind (five large
+# uploads) never delays another (a capture, the analysis of a small upload). Beat's periodic
+# bookkeeping, a moment's work each, goes to the default queue, which every worker also serves.
+# A worker started without -Q serves every queue (development, a small installation).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "dradash.snapshots.tasks.upload_run_process": {"queue": "uploads"},
+    "dradash.clusters.tasks.capture_run": {"queue": "captures"},
+    "dradash.analysis.tasks.analyse_snapshot": {"queue": "analyses"},
+}
+CELERY_TASK_QUEUES = {
+    name: {}
+    for name in [CELERY_TASK_DEFAULT_QUEUE, *(r["queue"] for r in CELERY_TASK_ROUTES.values())]
+}
+# A worker reserves one message per process: the long tasks are acknowledged when they end
+# (acks_late), so a busy worker holds back no queued task from a free one.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's Redis transport with the fix that keeps a worker alive when Redis drops under a
 # running task (see dradash/broker.py). Only for redis:// brokers.
