@@ -253,6 +253,10 @@ DRADASH_METRICS_TOKEN = envsecret("DRADASH_METRICS_TOKEN") or ""
 DRADASH_BUNDLE_MAX_BYTES = envint("DRADASH_BUNDLE_MAX_BYTES", 256 * 1024 * 1024)
 # The largest upload request (all its files together), refused with 413 before it is read.
 DRADASH_UPLOAD_MAX_BYTES = envint("DRADASH_UPLOAD_MAX_BYTES", 512 * 1024 * 1024)
+# Per user: uploads queued or running at once, and bytes uploaded in any hour; beyond either the
+# upload page and API answer 429 and store nothing.
+DRADASH_UPLOADS_PER_USER = envint("DRADASH_UPLOADS_PER_USER", 2)
+DRADASH_UPLOAD_BYTES_PER_HOUR = envint("DRADASH_UPLOAD_BYTES_PER_HOUR", 1024 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Parsed snapshots kept in memory per process (snapshots never change once stored).

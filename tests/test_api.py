@@ -7,11 +7,13 @@ import inspect
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import resolve
 from rest_framework.views import APIView
 
 from dradash.analysis.apis import AnalysedApi
 from dradash.api import BaseApi
+from dradash.snapshots.models import SnapshotRun
 
 
 def schema(client: Any) -> dict[str, Any]:
@@ -64,12 +66,13 @@ def test_no_request_or_response_body_is_named_by_its_serializer_class(client, db
     assert ref == "#/components/schemas/SelectorEvaluationRequest"
 
 
-def _concrete(path: str, snapshot: int) -> str:
+def _concrete(path: str, snapshot: int, upload: int = 0) -> str:
     return (
         path.replace("{snapshot_id}", str(snapshot))
         .replace("{namespace}", "llm-eval")
         .replace("{name}", "eval-h200")
         .replace("{share_id}", "424242")
+        .replace("{upload_id}", str(upload))
     )
 
 
@@ -77,11 +80,12 @@ def test_every_operation_answers_with_and_without_a_trailing_slash(
     client, api_client, demo
 ) -> None:
     later = demo[-1].pk
+    upload = SnapshotRun.objects.create(kind="upload", cluster_name="x").pk
     seen = 0
     for method, path, _ in operations(schema(client)):
         if method != "GET":
             continue
-        url = _concrete(path, later)
+        url = _concrete(path, later, upload)
         if "/claims/" in url:
             url = url.replace("eval-h200", "h200-eval")
         if url.endswith("/search"):
@@ -107,6 +111,9 @@ def test_post_and_delete_work_without_a_redirect_on_either_spelling(api_client, 
         assert api_client.delete(f"/api/v1/shares/{share_id}/").status_code == 204
     body = {"expression": "true", "snapshot": later}
     assert api_client.post("/api/v1/selectors/evaluate/", body, format="json").status_code == 200
+    for url in ("/api/v1/uploads", "/api/v1/uploads/"):
+        files = {"files": [SimpleUploadedFile("pod.json", b'{"kind": "Pod"}')]}
+        assert api_client.post(url, files, format="multipart").status_code == 202, url
 
 
 def test_the_other_spelling_still_needs_credentials(client, demo) -> None:

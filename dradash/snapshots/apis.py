@@ -1,13 +1,24 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import exceptions, serializers, status
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.api import BaseApi
+from dradash.snapshots.forms import (
+    UploadForm,
+    request_length,
+    upload_size_exceeded,
+    upload_size_guard,
+)
+from dradash.snapshots.models import SnapshotRun
 from dradash.snapshots.selectors import snapshot_list
+from dradash.snapshots.services import UploadRefused, upload_limits_check, upload_run_create
 
 
 class SnapshotOutputSerializer(serializers.Serializer):
@@ -74,3 +85,92 @@ class SnapshotDetailApi(BaseApi):
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot = get_object_or_404(snapshot_list(), pk=snapshot_id)
         return Response(SnapshotOutputSerializer(snapshot).data)
+
+
+class UploadOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=SnapshotRun.Status.values)
+    cluster = serializers.CharField(source="cluster_name", help_text="as asked; may be empty")
+    error = serializers.CharField(help_text="why it failed; empty unless status is failed")
+    snapshot = serializers.IntegerField(
+        source="snapshot_id", allow_null=True, help_text="the snapshot stored, once succeeded"
+    )
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class _Refused(exceptions.APIException):
+    """An UploadRefused as a JSON answer: 413 or 429, with Retry-After when it is known."""
+
+    def __init__(self, refused: UploadRefused) -> None:
+        super().__init__(str(refused))
+        self.status_code = refused.status
+        self.wait = refused.retry_after  # DRF's handler sends it as Retry-After
+
+
+class UploadCreateApi(BaseApi):
+    parser_classes = [MultiPartParser]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # Before authentication, whose CSRF check reads a session's form body.
+        if (refused := upload_size_guard(request._request)) is not None:
+            raise refused
+        super().initial(request, *args, **kwargs)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        return super().handle_exception(_Refused(exc) if isinstance(exc, UploadRefused) else exc)
+
+    @extend_schema(
+        summary="Upload a bundle",
+        description="Queues the import of bundle files (`kubectl get … -o json` or `-o yaml`, "
+        "as on the upload page) into one snapshot; poll `GET uploads/{id}` for the result. "
+        "A request over DRADASH_UPLOAD_MAX_BYTES gets 413; a user who has "
+        "DRADASH_UPLOADS_PER_USER uploads queued or running, or whose uploads of the last "
+        "hour would come to more than DRADASH_UPLOAD_BYTES_PER_HOUR, gets 429 with "
+        "Retry-After. Either way nothing is stored.",
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                    "cluster": {
+                        "type": "string",
+                        "description": UploadForm.base_fields["cluster"].help_text,
+                    },
+                },
+                "required": ["files"],
+            }
+        },
+        responses={202: UploadOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        # The request's length stands for its files' size until they are read.
+        upload_limits_check(user=request.user, size=request_length(request._request))
+        form = UploadForm(request.POST, request.FILES)
+        if (refused := upload_size_exceeded(request._request)) is not None:
+            raise refused
+        if not form.is_valid():
+            errors = form.errors.get_json_data()
+            raise exceptions.ValidationError(
+                {field: [e["message"] for e in found] for field, found in errors.items()}
+            )
+        files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
+        run = upload_run_create(
+            files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
+        )
+        run.refresh_from_db()  # without a broker the import has run already
+        return Response(UploadOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class UploadDetailApi(BaseApi):
+    @extend_schema(
+        summary="One upload",
+        description="An upload's state: queued, running, succeeded (with the snapshot it "
+        "stored) or failed (with why).",
+        responses=UploadOutputSerializer,
+    )
+    def get(self, request: Request, upload_id: int) -> Response:
+        run = get_object_or_404(
+            SnapshotRun.objects.filter(kind=SnapshotRun.Kind.UPLOAD), pk=upload_id
+        )
+        return Response(UploadOutputSerializer(run).data)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
-from django.core.files.uploadhandler import FileUploadHandler, StopUpload
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
@@ -18,14 +16,24 @@ from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import stuck_pods, top_findings
 from dradash.analysis.views import analysed
 from dradash.htmx import HtmxHttpRequest, template_for
-from dradash.snapshots.forms import UploadForm
+from dradash.snapshots.forms import (
+    UploadForm,
+    request_length,
+    upload_size_exceeded,
+    upload_size_guard,
+)
 from dradash.snapshots.models import Snapshot, SnapshotRun
 from dradash.snapshots.selectors import (
     cluster_list_with_snapshots,
     run_list,
     snapshot_list,
 )
-from dradash.snapshots.services import bundle_export, upload_run_create
+from dradash.snapshots.services import (
+    UploadRefused,
+    bundle_export,
+    upload_limits_check,
+    upload_run_create,
+)
 
 
 @require_safe
@@ -74,74 +82,55 @@ def snapshot_bundle(request: HtmxHttpRequest, snapshot_id: int) -> StreamingHttp
     return response
 
 
-class _UploadLimit(FileUploadHandler):
-    """Stops reading an upload request once it is over DRADASH_UPLOAD_MAX_BYTES (for requests
-    that do not say their length; those that do are refused before any byte is read)."""
-
-    def __init__(self, request: HttpRequest | None = None) -> None:
-        super().__init__(request)
-        self.received = 0
-        self.exceeded = False
-
-    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
-        self.received += len(raw_data)
-        if self.received > settings.DRADASH_UPLOAD_MAX_BYTES:
-            self.exceeded = True
-            raise StopUpload(connection_reset=True)
-        return raw_data
-
-    def file_complete(self, file_size: int) -> None:
-        return None
-
-
-def _too_large(request: HtmxHttpRequest, size: int | None) -> HttpResponse:
+def _refused(request: HtmxHttpRequest, refused: UploadRefused) -> HttpResponse:
+    """The upload form again, with why the upload was refused (413 or 429)."""
     form = UploadForm()
     form.full_clean()  # an unbound form: no field errors, room for this one
     form.cleaned_data = {}
-    limit = settings.DRADASH_UPLOAD_MAX_BYTES
-    shown = f"{size:,} bytes" if size else "too large"
-    form.add_error(
-        None,
-        f"The upload is {shown}, over the limit of {limit:,} bytes for one request "
-        "(DRADASH_UPLOAD_MAX_BYTES); nothing was stored. Import large bundles with "
-        "`python manage.py import_bundle`, or upload the files one by one.",
-    )
-    return render(
+    form.add_error(None, str(refused))
+    response = render(
         request,
         template_for(request, "snapshots/upload.html", "content"),
         {"form": form},
-        status=413,
+        status=refused.status,
     )
+    if refused.retry_after:
+        response["Retry-After"] = str(refused.retry_after)
+    return response
 
 
-@csrf_exempt  # CSRF is checked by _upload: the size limit must be in place before the body is read
+@csrf_exempt  # CSRF is checked by _upload: the limits must be in place before the body is read
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > settings.DRADASH_UPLOAD_MAX_BYTES:
-            return _too_large(request, length)
-        request.upload_handlers.insert(0, _UploadLimit(request))
+        refused = upload_size_guard(request)
+        if refused is None:  # the request's length stands for its files' size until they are read
+            try:
+                upload_limits_check(user=request.user, size=request_length(request))
+            except UploadRefused as exc:
+                refused = exc
+        if refused is not None:
+            return _refused(request, refused)
     return _upload(request)
 
 
 @csrf_protect
 def _upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
-        if any(getattr(h, "exceeded", False) for h in request.upload_handlers):
-            return _too_large(request, None)  # request.POST was read (CSRF): the limit is known
+        if (refused := upload_size_exceeded(request)) is not None:
+            return _refused(request, refused)  # request.POST was read (CSRF): the limit is known
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
             # The files go to the database a chunk at a time (Django keeps uploads over
             # FILE_UPLOAD_MAX_MEMORY_SIZE in temporary files): never whole in memory.
             files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
-            run = upload_run_create(
-                files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
-            )
+            try:
+                run = upload_run_create(
+                    files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
+                )
+            except UploadRefused as exc:
+                return _refused(request, exc)
             run.refresh_from_db()  # without a broker the import has run already
             if _imported(request, run):
                 return redirect("snapshot-detail", snapshot_id=run.snapshot_id)
