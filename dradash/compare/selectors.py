@@ -12,7 +12,7 @@ whatever the snapshots, two unrelated 5,000-node clusters included.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,8 +176,8 @@ class _Diff:
             wanted = keys if kind in READ_WHOLE else pairs
             ids = ([old[k] for k in wanted if k in old], [new[k] for k in wanted if k in new])
             if kind == "Event":  # the detail of the Events added and removed that are shown
-                ids[0].extend(old[k] for k in self._shown(kind, "removed", keys, old, new))
-                ids[1].extend(new[k] for k in self._shown(kind, "added", keys, new, old))
+                ids[0].extend(old[k] for k in self._listed(kind, "removed", keys, old, new))
+                ids[1].extend(new[k] for k in self._listed(kind, "added", keys, new, old))
         if self.read >= READ_BUDGET and (ids[0] or ids[1]):
             unread = _unread(kind, keys, old, new, pairs, len(ids[0]) + len(ids[1]))
             self.tally.add(unread, self._node_changes(unread))
@@ -218,6 +218,9 @@ class _Diff:
             removed=found.removed,
             changed=[o for o in found.changed if moved(o)],
         )
+        if found.kind == "ResourceClaim":
+            kept.added = self._shown(kept.added, sides[1], "claim-allocated", "claim-created")
+            kept.removed = self._shown(kept.removed, sides[0], "claim-released", "claim-deleted")
         keys = {(o.namespace, o.name) for o in kept.added + kept.removed + kept.changed}
         if not keys:
             return []
@@ -234,12 +237,29 @@ class _Diff:
             ]
         return dra_changes(states[0], states[1], {found.kind: kept}, self.devices)
 
-    def _shown(
+    def _listed(
         self, kind: str, which: str, keys: list[Key], mine: dict[Key, int], theirs: dict[Key, int]
     ) -> list[Key]:
-        """Of the keys only ``mine`` has, those still shown in the list ``which``."""
+        """Of the keys only ``mine`` has, those the list ``which`` still has room for."""
         room = LIST_LIMIT - self.tally.kind(kind).total(which)
         return [k for k in keys if k in mine and k not in theirs][: max(room, 0)]
+
+    def _shown(
+        self, claims: list[ObjectRef], side: dict[Key, Raw | None], allocated: str, other: str
+    ) -> list[ObjectRef]:
+        """Of claims added (or removed), those whose sentences the lists have room for; each
+        of the others only counts, under the code its status tells (a state of the 40,000
+        claims of two unrelated clusters would cost seconds)."""
+        shown, taken = [], Counter[str]()
+        for o in claims:
+            status = (side[(o.namespace, o.name)] or {}).get("status") or {}
+            code = allocated if isinstance(status.get("allocation"), dict) else other
+            if taken[code] < self.tally.room(code):
+                taken[code] += 1
+                shown.append(o)
+            else:
+                self.tally.count(code)
+        return shown
 
     def _node_changes(self, found: KindDiff) -> list[DraChange]:
         """Nodes added and removed: known by their keys alone."""

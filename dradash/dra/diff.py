@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -941,6 +942,17 @@ class DiffTally:
         kind.unread += part.unread
         kind.uncompared += part.uncompared
         self.add_changes(changes)
+
+    def room(self, code: str) -> int:
+        """How many more changes of the code the lists may still keep (parts come in key
+        order: a later one can only be further down the list)."""
+        if self.limit is None:
+            return sys.maxsize
+        return max(self.limit - len(self.changes.get(code, ())), 0)
+
+    def count(self, code: str) -> None:
+        """A change of the code that no list will keep: counted only."""
+        self.change_totals[code] += 1
 
     def add_changes(self, changes: Iterable[DraChange]) -> None:
         for c in changes:

@@ -120,6 +120,16 @@ def test_two_unrelated_clusters_are_counted_in_full_and_listed_in_part(
     assert "Pod 200 200 200 200 0 0" in page
     assert "Event 400 400 400 400 0 0" in page
     assert "Pods using DRA created (200)" in page and "Pods using DRA deleted (200)" in page
+
+    def count(title: str) -> int:
+        found = re.search(re.escape(title) + r" \((\d+)\)", page)
+        return int(found.group(1)) if found else 0
+
+    # Every claim created and deleted is counted, under the code its status tells, though only
+    # the first few are read into sentences.
+    assert count("Claims allocated") + count("Claims created, not allocated") == 200
+    assert count("Claims released") + count("Claims deleted, not allocated") == 200
+    assert count("Claims allocated") > 5
     # ... listed in part, saying how many more there are...
     assert "… and 197 more: only Pod objects, up to 5 per list" in page
     assert "… and 195 more (the first 5 are listed)" in filtered
