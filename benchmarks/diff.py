@@ -20,7 +20,7 @@ filtered to one kind), and prints server time, SQL queries and the process's pea
 
 Before the diff read a part at a time (issue 22), on the large profile: A → B 8.1 s and 456 MiB,
 A → C 59 s and 2,004 MiB (a web worker is cut off at 30 s). After, on the same (busy) machine:
-A → B 4.4 s and 153 MiB, A → C 11.5 s and 233 MiB, A → D 12.4 s and 198 MiB (its read budget
+A → B 4.0 s and 153 MiB, A → C 6.5 s and 231 MiB, A → D 6.6 s and 197 MiB (its read budget
 spent).
 """
 
