@@ -1,7 +1,8 @@
 """Peak memory of a bundle upload against the file's size, before and after streaming (issue 13).
 
-Writes a synthetic cluster's bundle (benchmarks.synthetic, JSON as kubectl prints it) to a file,
-then measures in fresh processes, each on the configured PostgreSQL database (DATABASE_URL):
+Writes a synthetic cluster's bundle (benchmarks.synthetic, JSON as kubectl prints it, or with
+``--format yaml`` YAML as ``kubectl get … -o yaml`` prints it: one List) to a file, then
+measures in fresh processes, each on the configured PostgreSQL database (DATABASE_URL):
 
 * web: what the upload view does once Django has the file (in a temporary file for anything
   over FILE_UPLOAD_MAX_MEMORY_SIZE): store it for the worker. Before: ``f.read()`` and one
@@ -10,13 +11,16 @@ then measures in fresh processes, each on the configured PostgreSQL database (DA
   ``snapshot_store`` of all objects at once (the code before streaming). After:
   ``services.upload_run_process`` (streamed parse, objects stored a batch at a time).
 
+Before YAML was streamed (issue 22), the worker's "after" on a 12.5 MiB YAML bundle (medium
+profile) peaked at 539 MiB, 43x the file's size; streamed, 46 MiB (3.7x, mostly a fixed window).
+
 Peak is the process's resident high-water mark (VmHWM) at the end less its mark after setting up
 Django, the task module, a database connection and the parser, so it is what the upload itself
 costs (the analysis of the stored snapshot, a task of its own, is left out).
 Prints a table, or JSON lines with --json.
 
     DATABASE_URL=postgres://dradash:dradash@127.0.0.1:5432/dradash_bench \\
-        python -m benchmarks.upload_memory --profile medium --profile large
+        python -m benchmarks.upload_memory --profile medium --profile large [--format yaml]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +78,14 @@ def _phase(phase: str, mode: str, path: str, run_id: int) -> dict[str, Any]:
     # what the upload adds shows as the mark's rise.
     base = max(_peak_mib(), _rss_mib())
     out: dict[str, Any] = {"phase": phase, "mode": mode}
+    started = time.perf_counter()
     if phase == "web":
         with open(path, "rb") as f, transaction.atomic():
             if mode == "before":
                 run = SnapshotRun.objects.create(kind=SnapshotRun.Kind.UPLOAD, cluster_name="bench")
-                RunFile.objects.create(run=run, filename="bundle.json", data=f.read())
+                RunFile.objects.create(run=run, filename=Path(path).name, data=f.read())
             else:
-                run = services.upload_run_create(files=[("bundle.json", f)], cluster_name="bench")
+                run = services.upload_run_create(files=[(Path(path).name, f)], cluster_name="bench")
         out["run"] = run.pk
     else:
         run = SnapshotRun.objects.get(pk=run_id)
@@ -101,8 +107,24 @@ def _phase(phase: str, mode: str, path: str, run_id: int) -> dict[str, Any]:
             run.refresh_from_db()
             assert run.status == SnapshotRun.Status.SUCCEEDED, run.error
             out["objects"] = run.snapshot.object_count
+    out["seconds"] = round(time.perf_counter() - started, 1)
     out["peak_mib"] = round(_peak_mib() - base, 1)
     return out
+
+
+def _write_yaml(out: Any, profile: str, objects: list[dict[str, Any]]) -> None:
+    """The bundle as `kubectl get … -o yaml` prints it: one List, keys sorted, block style."""
+    import yaml
+
+    from benchmarks.synthetic import bundle_info
+    from dradash.dra.bundle import info_object
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    out.write("apiVersion: v1\nitems:\n")
+    for obj in [info_object(bundle_info(profile)), *objects]:
+        text = yaml.dump(obj, Dumper=dumper, default_flow_style=False, sort_keys=True)
+        out.write("- " + text.replace("\n", "\n  ").rstrip(" "))
+    out.write('kind: List\nmetadata:\n  resourceVersion: ""\n')
 
 
 def _child(args: list[str]) -> dict[str, Any]:
@@ -141,6 +163,7 @@ def _cleanup() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", action="append", help="small, medium or large")
+    parser.add_argument("--format", choices=("json", "yaml"), default="json", help="the bundle's")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", nargs=4, metavar=("PHASE", "MODE", "FILE", "RUN"))
     args = parser.parse_args()
@@ -158,9 +181,12 @@ def main() -> None:
 
     rows = []
     for profile in args.profile or ["medium"]:
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            for chunk in bundle_chunks(profile, generate(**PROFILES[profile])):
-                f.write(chunk)
+        with tempfile.NamedTemporaryFile("w", suffix=f".{args.format}", delete=False) as f:
+            if args.format == "yaml":  # as `kubectl get … -o yaml` prints it: one List
+                _write_yaml(f, profile, generate(**PROFILES[profile]))
+            else:
+                for chunk in bundle_chunks(profile, generate(**PROFILES[profile])):
+                    f.write(chunk)
         size_mib = os.path.getsize(f.name) / 2**20
         try:
             for mode in ("before", "after"):
@@ -178,11 +204,14 @@ def main() -> None:
         for row in rows:
             print(json.dumps(row))
         return
-    print(f"{'profile':8} {'file MiB':>9} {'phase':7} {'mode':7} {'peak MiB':>9} {'x size':>7}")
+    print(
+        f"{'profile':8} {'file MiB':>9} {'phase':7} {'mode':7} {'peak MiB':>9} {'x size':>7}"
+        f" {'seconds':>8}"
+    )
     for r in rows:
         print(
             f"{r['profile']:8} {r['file_mib']:9.1f} {r['phase']:7} {r['mode']:7} "
-            f"{r['peak_mib']:9.1f} {r['ratio']:7.2f}"
+            f"{r['peak_mib']:9.1f} {r['ratio']:7.2f} {r['seconds']:8.1f}"
         )
 
 

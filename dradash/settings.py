@@ -278,6 +278,10 @@ DRADASH_UPLOAD_MAX_BYTES = envint("DRADASH_UPLOAD_MAX_BYTES", 512 * 1024 * 1024)
 # The largest body of any other request (the API's JSON, forms), refused with 413 before it is
 # read (dradash.middleware.RequestBodyLimitMiddleware). 3 MiB, as the Kubernetes API server.
 DRADASH_REQUEST_MAX_BYTES = envint("DRADASH_REQUEST_MAX_BYTES", 3 * 1024 * 1024)
+# Per user: uploads queued or running at once, and bytes uploaded in any hour; beyond either the
+# upload page and API answer 429 and store nothing.
+DRADASH_UPLOADS_PER_USER = envint("DRADASH_UPLOADS_PER_USER", 2)
+DRADASH_UPLOAD_BYTES_PER_HOUR = envint("DRADASH_UPLOAD_BYTES_PER_HOUR", 1024 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Parsed snapshots kept in memory per process (snapshots never change once stored).
@@ -365,6 +369,24 @@ DRADASH_ANALYSIS_TIME_LIMIT = envint("DRADASH_ANALYSIS_TIME_LIMIT", 270)
 # allocateOne calls, which stands for kube-scheduler's 10 s filterTimeout (dradash.dra.allocator
 # .budget): the budget decides unless this machine searches unusually slowly.
 DRADASH_ALLOCATOR_SEARCH_SECONDS = envint("DRADASH_ALLOCATOR_SEARCH_SECONDS", 10)
+# One queue per kind of long work, each served by worker processes of its own
+# (docker-compose.yml, deploy/kubernetes/worker.yaml), so that a burst of one kind (five large
+# uploads) never delays another (a capture, the analysis of a small upload). Beat's periodic
+# bookkeeping, a moment's work each, goes to the default queue, which every worker also serves.
+# A worker started without -Q serves every queue (development, a small installation).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "dradash.snapshots.tasks.upload_run_process": {"queue": "uploads"},
+    "dradash.clusters.tasks.capture_run": {"queue": "captures"},
+    "dradash.analysis.tasks.analyse_snapshot": {"queue": "analyses"},
+}
+CELERY_TASK_QUEUES = {
+    name: {}
+    for name in [CELERY_TASK_DEFAULT_QUEUE, *(r["queue"] for r in CELERY_TASK_ROUTES.values())]
+}
+# A worker reserves one message per process: the long tasks are acknowledged when they end
+# (acks_late), so a busy worker holds back no queued task from a free one.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # kombu's Redis transport with the fix that keeps a worker alive when Redis drops under a
 # running task (see dradash/broker.py). Only for redis:// brokers.

@@ -7,6 +7,7 @@ import inspect
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import resolve
 from rest_framework.views import APIView
 
@@ -71,7 +72,7 @@ def _concrete(path: str, snapshot: int, upload: int = 0) -> str:
         .replace("{namespace}", "llm-eval")
         .replace("{name}", "eval-h200")
         .replace("{share_id}", "424242")
-        .replace("{run_id}", str(upload))
+        .replace("{upload_id}", str(upload))
     )
 
 
@@ -110,6 +111,9 @@ def test_post_and_delete_work_without_a_redirect_on_either_spelling(api_client, 
         assert api_client.delete(f"/api/v1/shares/{share_id}/").status_code == 204
     body = {"expression": "true", "snapshot": later}
     assert api_client.post("/api/v1/selectors/evaluate/", body, format="json").status_code == 200
+    for url in ("/api/v1/uploads", "/api/v1/uploads/"):
+        files = {"files": [SimpleUploadedFile("pod.json", b'{"kind": "Pod"}')]}
+        assert api_client.post(url, files, format="multipart").status_code == 202, url
 
 
 def test_the_other_spelling_still_needs_credentials(client, demo) -> None:

@@ -7,6 +7,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from dradash.analysis.selectors import snapshot_analysis
+from dradash.analysis.views import pending_page
+from dradash.compare import selectors
 from dradash.compare.forms import DiffFilterForm
 from dradash.compare.selectors import diff_view, snapshot_diff
 from dradash.htmx import HtmxHttpRequest, template_for
@@ -41,6 +44,10 @@ def snapshot_diff_page(request: HtmxHttpRequest, before_id: int, after_id: int) 
     if not form.is_valid():
         return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
     kind = form.cleaned_data.get("kind") or ""
+    for snapshot in (before, after):  # the diff reads what their analyses stored
+        analysis = snapshot_analysis(snapshot)
+        if not analysis.done:
+            return pending_page(request, snapshot, analysis)
     result = snapshot_diff(before, after)
     return render(
         request,
@@ -53,5 +60,6 @@ def snapshot_diff_page(request: HtmxHttpRequest, before_id: int, after_id: int) 
             "kind": kind,
             "diff": result,
             "view": diff_view(result, before, after, kind),
+            "read_budget": selectors.READ_BUDGET,
         },
     )

@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -150,18 +150,18 @@ def _file_objects(
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
         _check_size(filename, len(data), max_bytes)
-        if len(data) <= stream_over or not _looks_like_json(data[:65536]):
+        if not _looks_like_json(data[:65536]):
+            return _YamlStream(filename, data, None, max_bytes).objects()
+        if len(data) <= stream_over:
             return _objects(filename, data)
         source = io.BytesIO(data)
         del data
     head = source.read(stream_over + 1)
+    if not _looks_like_json(head[:65536]):
+        return _YamlStream(filename, head, source, max_bytes).objects()
     if len(head) <= stream_over:  # the whole file, and a small one
         _check_size(filename, len(head), max_bytes)
         return _objects(filename, head)
-    if not _looks_like_json(head[:65536]):
-        rest = source.read(max_bytes + 1 - len(head))
-        _check_size(filename, len(head) + len(rest), max_bytes)
-        return _objects(filename, head + rest)
     return _JsonStream(filename, head, source, max_bytes).objects()
 
 
@@ -320,15 +320,6 @@ def _texts(value: Any) -> Iterator[str]:
 # --- reading documents -------------------------------------------------------------------
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """Safe YAML that keeps timestamps as the strings Kubernetes sends."""
-
-
-_Loader.add_constructor(
-    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
-)
-
-
 # Deeper than any Kubernetes object; a limit keeps the parsers' recursion far from the stack's.
 MAX_DEPTH = 200
 TEMPLATE_HINT = "; it looks like a Helm or Go template: render it first"
@@ -337,44 +328,54 @@ YAML_FALLBACK_MAX = 1_000_000
 
 
 def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield (where, object) for every object in one file, Lists expanded."""
+    """(where, object) for every object of a JSON file read whole, Lists expanded. Text that
+    only starts like JSON (YAML flow style, a template) is read as YAML."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BundleError(filename, f"not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        raise BundleError(filename, "the file is empty")
-    with gc_paused():
-        documents, checked = _documents(filename, text)
-    if all(doc is None for doc in documents):
-        raise BundleError(filename, "no Kubernetes objects found")
-    # Text read from UTF-8 holds no surrogates; only an escape such as "\ud800" can make one.
-    surrogates = _SURROGATE_ESCAPE.search(text) is not None
-    for index, doc in enumerate(documents, start=1):
-        where = f"document {index}"
-        if doc is None:
-            continue
-        # Parsed JSON holds only what _check_plain accepts (_documents refuses NaN and huge
-        # integers, and tells when a number was out of range), but for escaped surrogates.
-        if not checked or surrogates:
-            _check_plain(filename, where, doc, surrogates=surrogates)
-        items = doc if isinstance(doc, list) else [doc]
-        for position, item in enumerate(items, start=1):
-            item_where = f"{where}, item {position}" if isinstance(doc, list) else where
-            yield from _expand(filename, item_where, item)
-
-
-def _documents(filename: str, text: str) -> tuple[list[Any], bool]:
-    """JSON when the text (after leading # comment lines) looks like it, else YAML.
-
-    Returns the documents and whether they hold only what JSON can (else _check_plain must
-    look at them: YAML, or JSON with a number out of range, like 1e400, read as infinity).
-    """
     body = text
     while body.lstrip().startswith("#"):
         body = body.lstrip().partition("\n")[2]
-    if body.lstrip()[:1] not in ("{", "["):
-        return _yaml_documents(filename, text), False
+    with gc_paused():
+        try:
+            doc, checked = _json_document(
+                filename, body, text.count("\n", 0, len(text) - len(body))
+            )
+        except _NotJson as exc:
+            if len(body) > YAML_FALLBACK_MAX and "{{" not in text:
+                raise exc.error from None
+            try:  # YAML flow style, and templates like "{{- if … }}", also start with "{"
+                return iter(list(_YamlStream(filename, data, None, len(data)).objects()))
+            except BundleError as yaml_error:
+                raise (yaml_error if "{{" in text else exc.error) from None
+    return _json_objects(filename, text, doc, checked)
+
+
+def _json_objects(
+    filename: str, text: str, doc: Any, checked: bool
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    where = "document 1"
+    # Parsed JSON holds only what _check_plain accepts (_json_document refuses NaN and huge
+    # integers, and tells when a number was out of range), but for escaped surrogates: text
+    # read from UTF-8 holds none; only an escape such as "\ud800" can make one.
+    surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    if not checked or surrogates:
+        _check_plain(filename, where, doc, surrogates=surrogates)
+    items = doc if isinstance(doc, list) else [doc]
+    for position, item in enumerate(items, start=1):
+        yield from _expand(filename, f"{where}, item {position}" if doc is items else where, item)
+
+
+class _NotJson(Exception):
+    def __init__(self, error: BundleError) -> None:
+        self.error = error
+
+
+def _json_document(filename: str, body: str, comment_lines: int) -> tuple[Any, bool]:
+    """The JSON document, and whether it holds only what JSON can (else _check_plain must look
+    at it: a number out of range, like 1e400, is read as infinity). Raises _NotJson when the
+    text is no JSON (it may be YAML), BundleError when it is JSON that cannot be stored."""
     out_of_range: list[str] = []
 
     def number(literal: str) -> float:
@@ -384,29 +385,25 @@ def _documents(filename: str, text: str) -> tuple[list[Any], bool]:
         return value
 
     try:
-        doc = json.loads(body, parse_constant=_refuse_constant, parse_float=number)
-        return [doc], not out_of_range
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=number), not (
+            out_of_range
+        )
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(body.rstrip()) or exc.msg.startswith("Unterminated string")
-        comment_lines = text.count("\n", 0, len(text) - len(body))
-        json_error = BundleError(
-            filename,
-            f"{'truncated' if truncated else 'invalid'} JSON: {exc.msg} "
-            f"at line {exc.lineno + comment_lines} column {exc.colno}",
-        )
+        raise _NotJson(
+            BundleError(
+                filename,
+                f"{'truncated' if truncated else 'invalid'} JSON: {exc.msg} "
+                f"at line {exc.lineno + comment_lines} column {exc.colno}",
+            )
+        ) from None
     except RecursionError:
-        json_error = BundleError(filename, "JSON is nested too deeply")
+        raise _NotJson(BundleError(filename, "JSON is nested too deeply")) from None
     except ValueError as exc:  # NaN or Infinity, which JSON does not have; huge integers
         if exc.args and exc.args[0] in _JSON_CONSTANTS:
-            number = float(exc.args[0])  # nan, inf or -inf
-            raise BundleError(filename, f"has a number JSON cannot hold ({number})") from None
+            value = float(exc.args[0])  # nan, inf or -inf
+            raise BundleError(filename, f"has a number JSON cannot hold ({value})") from None
         raise BundleError(filename, f"invalid JSON: {_value_problem(exc)}") from None
-    if len(body) > YAML_FALLBACK_MAX and "{{" not in text:
-        raise json_error
-    try:  # YAML flow style, and templates like "{{- if … }}", also start with "{"
-        return _yaml_documents(filename, text), False
-    except BundleError as yaml_error:
-        raise (yaml_error if "{{" in text else json_error) from None
 
 
 _JSON_CONSTANTS = ("NaN", "Infinity", "-Infinity")
@@ -424,47 +421,327 @@ def _value_problem(exc: ValueError) -> str:
     return message
 
 
-def _yaml_documents(filename: str, text: str) -> list[Any]:
-    try:
-        _check_yaml_events(filename, text)
-        return list(yaml.load_all(text, Loader=_Loader))  # noqa: S506 (a safe loader)
-    except BundleError:
-        raise
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        hint = TEMPLATE_HINT if "{{" in text else ""
-        raise BundleError(
-            filename, f"invalid YAML: {exc.problem or exc.context}{at}{hint}"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise BundleError(filename, f"invalid YAML: {exc}") from None
-    except ValueError as exc:  # int() of a number of more than 4,300 digits
-        raise BundleError(filename, f"invalid YAML: {_value_problem(exc)}") from None
+# --- reading YAML as a stream -------------------------------------------------------------
+
+# libyaml's parser where PyYAML has it (as CSafeLoader uses), else PyYAML's own.
+if yaml.__with_libyaml__:
+    _EventParser: Any = yaml.cyaml.CParser
+else:  # pragma: no cover - PyYAML without libyaml
+
+    class _EventParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, stream: Any) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
 
 
-def _check_yaml_events(filename: str, text: str) -> None:
-    """Refuse aliases and deep nesting before building anything (libyaml recurses in C)."""
-    depth = document = 0
-    for event in yaml.parse(text, Loader=_Loader):
-        line = event.start_mark.line + 1 if event.start_mark else "?"
-        if isinstance(event, yaml.DocumentStartEvent):
-            document += 1
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
+_MAP_TAGS = (None, "!", "tag:yaml.org,2002:map")
+_SEQ_TAGS = (None, "!", "tag:yaml.org,2002:seq")
+_STR = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_VALUE_TAG = "tag:yaml.org,2002:value"
+_NO_KEY: Any = object()  # a mapping's next event is a key
+_MERGE: Any = object()  # the key <<
+
+
+class _YamlText:
+    """A YAML file for the parser, read a chunk at a time: decoded as UTF-8 (an error names the
+    byte), counted against the size limit, and watched for what the messages and checks need:
+    anything but white space, a template's "{{", an escape that may be half a surrogate pair."""
+
+    def __init__(self, filename: str, head: bytes, rest: BinaryIO | None, max_bytes: int) -> None:
+        self.filename = filename
+        self.head = head
+        self.at = 0  # in head
+        self.rest = rest
+        self.max_bytes = max_bytes
+        self.read_bytes = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        self.tail = ""  # the end of the text read last, for marks split between reads
+        self.blank = True
+        self.templated = False
+        self.surrogates = False
+
+    def read(self, size: int = -1) -> str:
+        if self.at < len(self.head):  # what was read already (a file given whole), in chunks
+            data = self.head[self.at : self.at + _CHUNK]
+            self.at += len(data)
+        else:
+            data = self.rest.read(max(size, _CHUNK)) if self.rest is not None else b""
+        self.read_bytes += len(data)
+        _check_size(self.filename, self.read_bytes, self.max_bytes)
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            at = max(self.read_bytes - len(data) + exc.start, 0)
+            raise BundleError(self.filename, f"not UTF-8 text (byte {at})") from None
+        window = self.tail + text
+        self.blank = self.blank and not text.strip()
+        self.templated = self.templated or "{{" in window
+        self.surrogates = self.surrogates or _SURROGATE_ESCAPE.search(window) is not None
+        self.tail = window[-8:]
+        return text
+
+    def blank_to_the_end(self) -> bool:
+        """Whether the whole file is white space (reading the rest while it is)."""
+        while self.blank and self.read(_CHUNK):
+            pass
+        return self.blank
+
+
+class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """One YAML file read as a stream of the parser's events, each document (and each item of a
+    List, or of a top-level sequence) built into a value on its own, so that memory holds one
+    object, not the file: what ``kubectl get … -o yaml`` prints is one List document.
+
+    Aliases and nesting deeper than MAX_DEPTH are refused as their events arrive, before
+    anything is built from them; the values are those of PyYAML's safe loader (its resolver
+    and constructors; its composer for collections with tags of their own), timestamps kept as
+    the strings Kubernetes sends.
+    """
+
+    def __init__(self, filename: str, head: bytes, rest: BinaryIO | None, max_bytes: int) -> None:
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.filename = filename
+        self.text = _YamlText(filename, head, rest, max_bytes)
+        self.parser: Any = None  # made by objects(): PyYAML's own starts reading at once
+        self.document = 0
+        self.depth = 0
+
+    # The source of events (the composer's too): the parser's, checked.
+    def check_event(self, *choices: Any) -> bool:
+        return bool(self.parser.check_event(*choices))
+
+    def peek_event(self) -> Any:
+        return self.parser.peek_event()
+
+    def get_event(self) -> Any:
+        event = self.parser.get_event()
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
                 raise BundleError(
-                    filename,
-                    f"document {document} is nested too deeply "
-                    f"(more than {MAX_DEPTH} levels, at line {line})",
+                    self.filename,
+                    f"document {self.document} is nested too deeply "
+                    f"(more than {MAX_DEPTH} levels, at line {self._line(event)})",
                 )
         elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-            depth -= 1
+            self.depth -= 1
         elif isinstance(event, yaml.AliasEvent):
             raise BundleError(
-                filename,
-                f"document {document} uses YAML anchors or aliases (line {line}); expand them",
+                self.filename,
+                f"document {self.document} uses YAML anchors or aliases "
+                f"(line {self._line(event)}); expand them",
             )
+        return event
+
+    @staticmethod
+    def _line(event: Any) -> int | str:
+        return event.start_mark.line + 1 if event.start_mark else "?"
+
+    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        try:
+            self.parser = _EventParser(self.text)
+            found = yield from self._documents()
+        except BundleError:
+            raise
+        except yaml.MarkedYAMLError as exc:
+            if self.text.blank_to_the_end():  # white space YAML cannot start with, a tab
+                raise BundleError(self.filename, "the file is empty") from None
+            mark = exc.problem_mark
+            at = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+            hint = TEMPLATE_HINT if self.text.templated else ""
+            raise BundleError(
+                self.filename, f"invalid YAML: {exc.problem or exc.context}{at}{hint}"
+            ) from None
+        except yaml.YAMLError as exc:
+            raise BundleError(self.filename, f"invalid YAML: {exc}") from None
+        except ValueError as exc:  # int() of a number of more than 4,300 digits
+            raise BundleError(self.filename, f"invalid YAML: {_value_problem(exc)}") from None
+        if not found:
+            problem = "the file is empty" if self.text.blank else "no Kubernetes objects found"
+            raise BundleError(self.filename, problem)
+
+    def _documents(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The objects of every document; returns whether any document was not empty."""
+        found = False
+        self.get_event()  # stream start
+        while not self.check_event(yaml.StreamEndEvent):
+            self.get_event()  # document start
+            self.document += 1
+            where = f"document {self.document}"
+            root = self.peek_event()
+            if isinstance(root, yaml.MappingStartEvent) and root.tag in _MAP_TAGS:
+                found = True
+                yield from self._mapping(where)
+            elif isinstance(root, yaml.SequenceStartEvent) and root.tag in _SEQ_TAGS:
+                found = True
+                self.get_event()
+                position = 0
+                while not self.check_event(yaml.SequenceEndEvent):
+                    position += 1
+                    item = self._value(where, checked=True)
+                    yield from _expand(self.filename, f"{where}, item {position}", item)
+                self.get_event()
+            elif isinstance(root, yaml.CollectionStartEvent):  # !!set, !!omap, …: no object
+                raise BundleError(
+                    self.filename,
+                    f"{where} is not a Kubernetes object (a value tagged {root.tag}, "
+                    "not a mapping)",
+                )
+            elif (value := self._value(where, checked=True)) is not None:
+                found = True
+                yield from _expand(self.filename, where, value)
+            self.get_event()  # document end
+        self.get_event()  # stream end
+        return found
+
+    def _value(self, where: str, *, checked: bool = False) -> Any:
+        """The next node's value; ``checked`` for what JSON cannot hold."""
+        value = self._build()
+        # What the safe loader keeps per document, here per value: aliases are refused.
+        self.anchors, self.constructed_objects = {}, {}
+        if checked:
+            _check_plain(self.filename, where, value, surrogates=self.text.surrogates)
+        return value
+
+    def _build(self) -> Any:
+        """The next node's value, as PyYAML's safe loader constructs it, built straight from
+        the events (its composer makes a node of every event first: four times slower). Plain
+        mappings, sequences and scalars, merge keys (<<) included; a collection with a tag of
+        its own (!!set, !!omap …) goes through the composer and constructor."""
+        parser = self.parser
+        stack: list[Any] = []  # the open collections, innermost last
+        keys: list[Any] = []  # per open mapping, the key whose value comes next (or _NO_KEY)
+        merges: list[list[Any] | None] = []  # per open mapping, what its << keys merge
+        marks: list[Any] = []  # where each open collection starts
+        while True:
+            event = parser.peek_event()
+            kind = type(event)
+            mark = event.start_mark
+            if kind is yaml.ScalarEvent:
+                parser.get_event()
+                value = self._scalar(event)
+            elif kind is yaml.MappingStartEvent and event.tag in _MAP_TAGS:
+                self.get_event()  # counts the depth
+                stack.append({})
+                keys.append(_NO_KEY)
+                merges.append(None)
+                marks.append(mark)
+                continue
+            elif kind is yaml.SequenceStartEvent and event.tag in _SEQ_TAGS:
+                self.get_event()
+                stack.append([])
+                keys.append(_NO_KEY)
+                merges.append(None)
+                marks.append(mark)
+                continue
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                self.get_event()
+                value, merged, mark = stack.pop(), merges.pop(), marks.pop()
+                keys.pop()
+                if merged:  # merged keys first, the mapping's own win (flatten_mapping)
+                    value = {k: v for source in merged for k, v in source.items()} | value
+            else:  # an alias (refused), a collection with a tag of its own
+                value = self.construct_document(self.compose_node(None, None))
+            if not stack:
+                return value
+            top = stack[-1]
+            if type(top) is list:
+                top.append(value)
+            elif keys[-1] is _NO_KEY:
+                if not isinstance(value, Hashable):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", marks[-1], "found unhashable key", mark
+                    )
+                keys[-1] = value
+            elif keys[-1] is _MERGE:
+                sources = value[::-1] if type(value) is list else [value]
+                if not all(type(v) is dict for v in sources):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        marks[-1],
+                        "expected a mapping or list of mappings for merging",
+                        mark,
+                    )
+                merges[-1] = (merges[-1] or []) + sources
+                keys[-1] = _NO_KEY
+            else:
+                top[keys[-1]] = value
+                keys[-1] = _NO_KEY
+
+    def _scalar(self, event: Any) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR:
+            return event.value
+        if tag == _MERGE_TAG:
+            return _MERGE
+        if tag == _VALUE_TAG:  # "=" as a key is the string "=" (flatten_mapping)
+            return event.value
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        return self.construct_object(node)
+
+    def _mapping(self, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """A top-level mapping; its items one at a time when it is a List (as _JsonStream)."""
+        head: dict[str, Any] = {}
+        waiting: list[tuple[int, Any]] = []  # items without a kind, before the list's kind
+        streamed = False
+        self.get_event()
+        while not self.check_event(yaml.MappingEndEvent):
+            key = self._value(where)
+            if not isinstance(key, str):
+                raise BundleError(self.filename, f"{where} has a key that is not a string: {key!r}")
+            items = self.peek_event()
+            if (
+                key == "items"
+                and not streamed
+                and isinstance(items, yaml.SequenceStartEvent)
+                and items.tag in _SEQ_TAGS
+            ):
+                streamed = True
+                self.get_event()
+                position = 0
+                while not self.check_event(yaml.SequenceEndEvent):
+                    position += 1
+                    item = self._value(where, checked=True)
+                    if (
+                        isinstance(item, dict)
+                        and "kind" not in item
+                        and not isinstance(head.get("kind"), str)
+                    ):
+                        waiting.append((position, item))
+                        continue
+                    yield from self._item(where, head, position, item)
+                self.get_event()
+            else:
+                head[key] = self._value(where)
+        self.get_event()
+        _check_plain(self.filename, where, head, surrogates=self.text.surrogates)
+        if not streamed:
+            yield from _expand(self.filename, where, head)
+            return
+        kind = head.get("kind")
+        if not (isinstance(kind, str) and kind.endswith("List")):
+            raise BundleError(
+                self.filename, f"{where} has items but is a {_shown(str(kind))[:100]}, not a List"
+            )
+        for position, item in waiting:
+            yield from self._item(where, head, position, item)
+
+    def _item(
+        self, where: str, head: dict[str, Any], position: int, item: Any
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        kind = head.get("kind") if isinstance(head.get("kind"), str) else "List"
+        yield from _expand(self.filename, where, {**head, "kind": kind, "items": [item]}, position)
+
+
+_YamlStream.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
+)
 
 
 def _expand(

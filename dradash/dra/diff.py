@@ -28,22 +28,31 @@ diagnoses are given, Pods whose diagnosis stage changed.
 
 Speed: most objects of two snapshots are the same, so raw dicts are compared whole first (by
 identity, then by equality, both in C) and only the fields of the objects that differ are walked.
-The DRA sentences are derived from the changed objects only, except for the diagnosis stages,
-which are a dictionary lookup per Pod.
+The DRA sentences are derived from the changed objects only; what they read beyond them (the
+node of a device, how many devices a DeviceTaintRule taints) comes from ``Devices``, and Pods'
+stages from ``PodFacts``.
+
+Snapshots too large to compare whole are compared a part at a time: ``kind_diff`` and
+``dra_changes`` on the objects of one part, ``pod_changes`` on the Pods' facts, gathered by a
+``DiffTally``, which keeps the first ``limit`` entries of every list and counts the rest.
+``diff`` is the same for two whole states.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from functools import lru_cache
+from typing import Any, Protocol
 
 from dradash.dra.fields import mapping, mappings, number, text
 from dradash.dra.gc import gc_paused
-from dradash.dra.objects import Device, DeviceTaintRule, Pool, Resource, ResourceClaim
+from dradash.dra.nodes import selector_node_names
+from dradash.dra.objects import Device, DeviceTaintRule, Pool, ResourceClaim
 from dradash.dra.state import ClusterState
 from dradash.dra.words import plural
 
@@ -89,6 +98,14 @@ CHANGE_TITLES = {
     "node-removed": "Nodes removed",
 }
 CHANGE_ORDER = {code: i for i, code in enumerate(CHANGE_TITLES)}
+# The kind of the objects each code's changes are about.
+CHANGE_KINDS = {
+    **dict.fromkeys(["pod-stage", "pod-created", "pod-deleted"], "Pod"),
+    **{code: "ResourceClaim" for code in CHANGE_TITLES if code.startswith("claim-")},
+    **{code: "DeviceTaintRule" for code in CHANGE_TITLES if code.startswith("taint-rule-")},
+    **dict.fromkeys(["node-added", "node-removed"], "Node"),
+}
+CHANGE_KINDS.update({code: "ResourceSlice" for code in CHANGE_TITLES if code not in CHANGE_KINDS})
 
 NOISE = frozenset({"metadata.resourceVersion", "metadata.managedFields"})
 FOLLOWERS = frozenset({"metadata.generation"})  # listed, but never a change on their own
@@ -101,6 +118,7 @@ NAMES_SHOWN = 8  # devices or consumers named in one sentence
 VALUE_CHARS = 300  # of a field value as text
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_FIRST_STEP = re.compile(r"[^.\[]*")
 
 
 class _Absent:
@@ -166,14 +184,52 @@ class KindDiff:
     removed: list[ObjectRef] = field(default_factory=list)
     changed: list[ObjectChange] = field(default_factory=list)
     recurred: list[ObjectChange] = field(default_factory=list)  # Events that only repeated
+    # How many there are in each list, when it holds only the first few (DiffTally's limit).
+    totals: dict[str, int] = field(default_factory=dict)
+    # Objects that differ in their stored JSON but were not read (a budget ran out): what
+    # they mean for DRA is not known; ``uncompared`` of them are in both snapshots.
+    unread: int = 0
+    uncompared: int = 0
+
+    def total(self, which: str) -> int:
+        """How many objects were ``added``, ``removed``, ``changed`` or ``recurred``."""
+        return self.totals.get(which, len(getattr(self, which)))
+
+    @property
+    def added_total(self) -> int:
+        return self.total("added")
+
+    @property
+    def removed_total(self) -> int:
+        return self.total("removed")
+
+    @property
+    def changed_total(self) -> int:
+        return self.total("changed")
+
+    @property
+    def recurred_total(self) -> int:
+        return self.total("recurred")
 
     @property
     def unchanged(self) -> int:
-        return self.before - len(self.removed) - len(self.changed) - len(self.recurred)
+        return (
+            self.before
+            - self.removed_total
+            - self.changed_total
+            - self.recurred_total
+            - self.uncompared
+        )
 
     @property
     def any(self) -> bool:
-        return bool(self.added or self.removed or self.changed or self.recurred)
+        return bool(
+            self.added_total
+            or self.removed_total
+            or self.changed_total
+            or self.recurred_total
+            or self.uncompared
+        )
 
 
 @dataclass(frozen=True)
@@ -194,46 +250,50 @@ class DraChange:
 class SnapshotDiff:
     kinds: list[KindDiff]  # in KIND_ORDER, every kind either snapshot has
     changes: list[DraChange]  # sorted by CHANGE_TITLES order, then object
+    # How many changes there are of each code, when ``changes`` holds only the first few.
+    change_totals: dict[str, int] = field(default_factory=dict)
 
     def kind(self, name: str) -> KindDiff | None:
         return next((k for k in self.kinds if k.kind == name), None)
 
     @property
     def added(self) -> int:
-        return sum(len(k.added) for k in self.kinds)
+        return sum(k.added_total for k in self.kinds)
 
     @property
     def removed(self) -> int:
-        return sum(len(k.removed) for k in self.kinds)
+        return sum(k.removed_total for k in self.kinds)
 
     @property
     def changed(self) -> int:
-        return sum(len(k.changed) for k in self.kinds)
+        return sum(k.changed_total for k in self.kinds)
 
     @property
     def recurred(self) -> int:
-        return sum(len(k.recurred) for k in self.kinds)
+        return sum(k.recurred_total for k in self.kinds)
+
+    @property
+    def unread(self) -> int:
+        return sum(k.unread for k in self.kinds)
+
+    @property
+    def change_count(self) -> int:
+        return sum(self.change_totals.values())
+
+    def change_total(self, code: str) -> int:
+        return self.change_totals.get(code, 0)
 
     @property
     def empty(self) -> bool:
         return not any(k.any for k in self.kinds)
 
-    @cached_property
-    def _by_code(self) -> dict[str, list[DraChange]]:
-        out: dict[str, list[DraChange]] = {}
-        for c in self.changes:
-            out.setdefault(c.code, []).append(c)
-        return out
-
     def groups(self, kind: str | None = None) -> list[tuple[str, str, list[DraChange]]]:
         """(code, title, changes) per code that has any, optionally about one kind only."""
-        out = []
-        for code, changes in self._by_code.items():
-            if kind is not None and changes[0].kind != kind:
-                changes = [c for c in changes if c.kind == kind]
-            if changes:
-                out.append((code, CHANGE_TITLES[code], changes))
-        return out
+        out: dict[str, list[DraChange]] = {}
+        for c in self.changes:
+            if kind is None or CHANGE_KINDS[c.code] == kind:
+                out.setdefault(c.code, []).append(c)
+        return [(code, CHANGE_TITLES[code], changes) for code, changes in out.items()]
 
 
 def value_text(value: Any) -> str:
@@ -258,9 +318,14 @@ def field_diff(old: Any, new: Any) -> list[FieldChange]:
 
 
 def _join(path: str, key: str) -> str:
-    if _PLAIN_KEY.match(key):
+    if _plain_key(key):
         return f"{path}.{key}" if path else key
     return f"{path}[{json.dumps(key)}]"
+
+
+@lru_cache(maxsize=4096)
+def _plain_key(key: str) -> bool:  # the same few hundred keys, in every object
+    return _PLAIN_KEY.match(key) is not None
 
 
 def _list_key(old: list[Any], new: list[Any]) -> str | None:
@@ -332,78 +397,100 @@ def _follower(path: str) -> bool:
 
 
 def _recurrence(change: FieldChange) -> bool:
-    return re.split(r"[.\[]", change.path, maxsplit=1)[0] in EVENT_RECURRENCE
+    return _FIRST_STEP.match(change.path).group() in EVENT_RECURRENCE  # type: ignore[union-attr]
 
 
 # --- objects per kind ---------------------------------------------------------------------
 
+Key = tuple[str, str]  # (namespace, name); "" for cluster-scoped objects
+Raw = dict[str, Any]
 
-def _by_key(state: ClusterState) -> dict[str, dict[tuple[str, str], Resource]]:
-    def cluster_scoped(objs: dict[str, Any]) -> dict[tuple[str, str], Resource]:
-        return {("", name): obj for name, obj in objs.items()}
+
+def _by_key(state: ClusterState) -> dict[str, dict[Key, Raw]]:
+    def cluster_scoped(objs: dict[str, Any]) -> dict[Key, Raw]:
+        return {("", name): obj.raw for name, obj in objs.items()}
+
+    def namespaced(objs: dict[Key, Any]) -> dict[Key, Raw]:
+        return {key: obj.raw for key, obj in objs.items()}
 
     return {
         "Node": cluster_scoped(state.nodes),
         "ResourceSlice": cluster_scoped(state.slices),
         "DeviceClass": cluster_scoped(state.classes),
         "DeviceTaintRule": cluster_scoped(state.taint_rules),
-        "ResourceClaim": dict(state.claims),
-        "ResourceClaimTemplate": dict(state.templates),
-        "Pod": dict(state.pods),
-        "Job": dict(state.jobs),
+        "ResourceClaim": namespaced(state.claims),
+        "ResourceClaimTemplate": namespaced(state.templates),
+        "Pod": namespaced(state.pods),
+        "Job": namespaced(state.jobs),
         "Namespace": cluster_scoped(state.namespaces),
         "PriorityClass": cluster_scoped(state.priority_classes),
-        "Event": {(e.namespace, e.name): e for e in state.events},
+        "Event": {(e.namespace, e.name): e.raw for e in state.events},
     }
 
 
-def _detail(obj: Resource) -> str:
-    if obj.kind != "Event":
+def _detail(kind: str, raw: Raw | None) -> str:
+    if kind != "Event" or raw is None:
         return ""
-    involved = mapping(obj.raw.get("involvedObject") or obj.raw.get("regarding"))
+    involved = mapping(raw.get("involvedObject") or raw.get("regarding"))
     target = "/".join(p for p in (text(involved.get("namespace")), text(involved.get("name"))) if p)
-    reason = text(obj.raw.get("reason"))
+    reason = text(raw.get("reason"))
     return f"{reason} on {text(involved.get('kind'))} {target}".strip()
 
 
-def _recurred_detail(before: Resource, after: Resource) -> str:
-    def count(obj: Resource) -> int:
-        raw = obj.raw
+def _recurred_detail(before: Raw, after: Raw) -> str:
+    def count(raw: Raw) -> int:
         series = mapping(raw.get("series"))
         return number(raw.get("count") or series.get("count") or raw.get("deprecatedCount"), 1)
 
-    return f"{_detail(after)}: ×{count(before)} → ×{count(after)}"
+    return f"{_detail('Event', after)}: ×{count(before)} → ×{count(after)}"
 
 
-def _kind_diff(
+def kind_diff(
     kind: str,
-    before: dict[tuple[str, str], Resource],
-    after: dict[tuple[str, str], Resource],
+    before: Mapping[Key, Raw | None],
+    after: Mapping[Key, Raw | None],
     totals: tuple[int, int] | None = None,
+    limit: int | None = None,
 ) -> KindDiff:
+    """The objects of one kind that two snapshots (or the same part of each) hold, by key:
+    added (only ``after`` has it), removed, changed or recurred (both have it, and they
+    differ). An object that only one side has may be given as None, when it was not read (its
+    detail is then unknown); objects both have must be given. ``totals``: the number of
+    objects of the kind in each snapshot, when the mappings hold only part of them. ``limit``:
+    each list keeps the first so many (by key), and counts the rest."""
     counts = totals or (len(before), len(after))
     result = KindDiff(kind=kind, before=counts[0], after=counts[1])
-    for key, old in before.items():
-        new = after.get(key)
-        if new is None:
-            result.removed.append(ObjectRef(kind, key[0], key[1], _detail(old)))
+    found: Counter[str] = Counter()
+
+    def keep(which: str) -> bool:
+        found[which] += 1
+        return limit is None or found[which] <= limit
+
+    for key in sorted(before):
+        old = before[key]
+        if key not in after:
+            if keep("removed"):
+                result.removed.append(ObjectRef(kind, key[0], key[1], _detail(kind, old)))
             continue
-        if old.raw is new.raw or old.raw == new.raw:
+        new = after[key]
+        if old is None or new is None:
+            raise ValueError(f"{kind} {key} is in both snapshots: give both, read")
+        if old is new or old == new:
             continue
-        fields = field_diff(old.raw, new.raw)
+        fields = field_diff(old, new)
         significant = [f for f in fields if not _follower(f.path)]
         if not significant:
             continue
         if kind == "Event" and all(_recurrence(f) for f in significant):
-            detail = _recurred_detail(old, new)
-            result.recurred.append(ObjectChange(kind, key[0], key[1], detail, fields))
-        else:
-            result.changed.append(ObjectChange(kind, key[0], key[1], _detail(new), fields))
-    for key, new in after.items():
-        if key not in before:
-            result.added.append(ObjectRef(kind, key[0], key[1], _detail(new)))
-    for items in (result.added, result.removed, result.changed, result.recurred):
-        items.sort(key=lambda o: (o.namespace, o.name))
+            if keep("recurred"):
+                detail = _recurred_detail(old, new)
+                result.recurred.append(ObjectChange(kind, key[0], key[1], detail, fields))
+        elif keep("changed"):
+            result.changed.append(ObjectChange(kind, key[0], key[1], _detail(kind, new), fields))
+    for key in sorted(after.keys() - before.keys()):
+        if keep("added"):
+            result.added.append(ObjectRef(kind, key[0], key[1], _detail(kind, after[key])))
+    result.totals = dict(found)
     return result
 
 
@@ -422,13 +509,38 @@ def _result_keys(claim: ResourceClaim) -> list[str]:
     return ["/".join(r.device_key) for r in claim.results]
 
 
-def _where(state: ClusterState, claim: ResourceClaim) -> str:
-    nodes = sorted({r.device.node_name for r in claim.results if r.device and r.device.node_name})
+class Devices(Protocol):
+    """What the sentences read about one snapshot's devices beyond the changed objects."""
+
+    def node(self, key: tuple[str, str, str]) -> str:
+        """The node of the device (driver, pool, device) of a current pool; "" if none."""
+
+    def tainted_by(self, rule: DeviceTaintRule) -> int:
+        """How many devices of current pools the rule selects."""
+
+
+class StateDevices:
+    """The devices of a whole ClusterState."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+
+    def node(self, key: tuple[str, str, str]) -> str:
+        device = self.state.devices.get(key)
+        return device.node_name if device is not None else ""
+
+    def tainted_by(self, rule: DeviceTaintRule) -> int:
+        return sum(1 for d in self.state.devices.values() if rule.selects(d))
+
+
+def _where(state: ClusterState, claim: ResourceClaim, devices: Devices) -> str:
+    nodes = sorted({n for r in claim.results if (n := devices.node(r.device_key))})
     if not nodes:
-        allowed = state.allocation_nodes(claim)
-        if allowed is None:
+        selector = claim.allocation_node_selector
+        if selector is None:
             return " (usable from any node)"
-        nodes = allowed
+        pinned = selector_node_names(selector)  # the usual `metadata.name In [node]`
+        nodes = sorted(pinned) if pinned is not None else state.allocation_nodes(claim) or []
     if not nodes:
         return ""
     return f" on node{'s' if len(nodes) > 1 else ''} {_names(nodes)}"
@@ -444,10 +556,12 @@ def _consumers(claim: ResourceClaim) -> dict[str, str]:
 
 
 def _claim_changes(
-    before: ClusterState, after: ClusterState, kinds: dict[str, KindDiff]
+    before: ClusterState, after: ClusterState, claims: KindDiff, sides: tuple[Devices, Devices]
 ) -> list[DraChange]:
     out = []
-    claims = kinds["ResourceClaim"]
+
+    def where(state: ClusterState, claim: ResourceClaim) -> str:
+        return _where(state, claim, sides[0] if state is before else sides[1])
 
     def change(code: str, sentence: str, claim: ResourceClaim, side: str = "after") -> None:
         out.append(DraChange(code, sentence, claim.kind, claim.namespace, claim.name, side))
@@ -461,7 +575,7 @@ def _claim_changes(
             change(
                 "claim-allocated",
                 f"ResourceClaim {claim.ref} was created and allocated "
-                f"{_names(devices) or 'no device'}{_where(after, claim)}{also}.",
+                f"{_names(devices) or 'no device'}{where(after, claim)}{also}.",
                 claim,
             )
         else:
@@ -473,7 +587,7 @@ def _claim_changes(
             change(
                 "claim-released",
                 f"ResourceClaim {claim.ref} was deleted, releasing "
-                f"{_names(devices) or 'its allocation'}{_where(before, claim)}.",
+                f"{_names(devices) or 'its allocation'}{where(before, claim)}.",
                 claim,
                 "before",
             )
@@ -486,22 +600,22 @@ def _claim_changes(
             change(
                 "claim-allocated",
                 f"ResourceClaim {new.ref} was allocated "
-                f"{_names(_result_keys(new)) or 'no device'}{_where(after, new)}.",
+                f"{_names(_result_keys(new)) or 'no device'}{where(after, new)}.",
                 new,
             )
         elif old.allocated and not new.allocated:
             change(
                 "claim-released",
                 f"ResourceClaim {new.ref} was deallocated, releasing "
-                f"{_names(_result_keys(old)) or 'its allocation'}{_where(before, old)}.",
+                f"{_names(_result_keys(old)) or 'its allocation'}{where(before, old)}.",
                 new,
             )
         elif old.allocated and sorted(_result_keys(old)) != sorted(_result_keys(new)):
             change(
                 "claim-reallocated",
                 f"ResourceClaim {new.ref} was allocated {_names(_result_keys(new))}"
-                f"{_where(after, new)} instead of {_names(_result_keys(old))}"
-                f"{_where(before, old)}.",
+                f"{where(after, new)} instead of {_names(_result_keys(old))}"
+                f"{where(before, old)}.",
                 new,
             )
         was, now = _consumers(old), _consumers(new)
@@ -520,50 +634,58 @@ def _claim_changes(
     return out
 
 
-def _pod_changes(
-    before: ClusterState,
-    after: ClusterState,
-    kinds: dict[str, KindDiff],
-    before_diagnosis: Any,
-    after_diagnosis: Any,
-) -> list[DraChange]:
-    out = []
-    pods = kinds["Pod"]
-    for ref in pods.added:
-        pod = after.pods[(ref.namespace, ref.name)]
-        if not pod.uses_dra:
-            continue
-        where = f" on node {pod.node_name}" if pod.node_name else ""
-        verdict = after_diagnosis.pods.get((ref.namespace, ref.name)) if after_diagnosis else None
-        stage = f"; it is {verdict.stage} ({verdict.reason})" if verdict else ""
-        sentence = f"Pod {pod.ref} was created{where}{stage}."
-        out.append(DraChange("pod-created", sentence, "Pod", pod.namespace, pod.name))
-    for ref in pods.removed:
-        pod = before.pods[(ref.namespace, ref.name)]
-        if not pod.uses_dra:
-            continue
-        verdict = before_diagnosis.pods.get((ref.namespace, ref.name)) if before_diagnosis else None
-        stage = f"; it was {verdict.stage} ({verdict.reason})" if verdict else ""
-        sentence = f"Pod {pod.ref} was deleted{stage}."
-        out.append(DraChange("pod-deleted", sentence, "Pod", pod.namespace, pod.name, "before"))
-    if before_diagnosis is None or after_diagnosis is None:
-        return out
-    was_by_key = before_diagnosis.pods
-    for key, now in after_diagnosis.pods.items():
-        was = was_by_key.get(key)
-        if was is None or was.stage == now.stage:
-            continue
-        namespace, name = key
-        out.append(
-            DraChange(
-                "pod-stage",
-                f"Pod {namespace}/{name}: {was.stage} ({was.reason}) → {now.stage} "
-                f"({now.reason}). {now.summary}",
-                "Pod",
-                namespace,
-                name,
+@dataclass(frozen=True)
+class PodFacts:
+    """What the sentences about a Pod that uses DRA say: its node, and its diagnosis (None
+    when the diagnoses are not given)."""
+
+    node: str = ""
+    stage: str | None = None
+    reason: str = ""
+    summary: str = ""
+
+
+def pod_facts(state: ClusterState, diagnosis: Any = None) -> dict[Key, PodFacts]:
+    """The facts of the state's Pods that use DRA (``diagnosis``: a SnapshotDiagnosis, or
+    anything with a ``pods`` dict of verdicts by key)."""
+    verdicts = diagnosis.pods if diagnosis is not None else {}
+    out = {}
+    for key, pod in state.pods.items():
+        if pod.uses_dra:
+            v = verdicts.get(key)
+            out[key] = PodFacts(
+                pod.node_name, v.stage if v else None, v.reason if v else "", v.summary if v else ""
             )
-        )
+    return out
+
+
+def pod_changes(before: Mapping[Key, PodFacts], after: Mapping[Key, PodFacts]) -> list[DraChange]:
+    """Pods that use DRA created, deleted, or whose stage changed (when both have one). The
+    mappings may hold only such Pods (those the other one lacks, or has at another stage)."""
+    out = []
+    for (namespace, name), now in after.items():
+        was = before.get((namespace, name))
+        if was is None:
+            where = f" on node {now.node}" if now.node else ""
+            stage = f"; it is {now.stage} ({now.reason})" if now.stage else ""
+            sentence = f"Pod {namespace}/{name} was created{where}{stage}."
+            out.append(DraChange("pod-created", sentence, "Pod", namespace, name))
+        elif was.stage and now.stage and was.stage != now.stage:
+            out.append(
+                DraChange(
+                    "pod-stage",
+                    f"Pod {namespace}/{name}: {was.stage} ({was.reason}) → {now.stage} "
+                    f"({now.reason}). {now.summary}",
+                    "Pod",
+                    namespace,
+                    name,
+                )
+            )
+    for (namespace, name), was in before.items():
+        if (namespace, name) not in after:
+            stage = f"; it was {was.stage} ({was.reason})" if was.stage else ""
+            sentence = f"Pod {namespace}/{name} was deleted{stage}."
+            out.append(DraChange("pod-deleted", sentence, "Pod", namespace, name, "before"))
     return out
 
 
@@ -585,10 +707,7 @@ def _slice_taints(device: Device) -> set[str]:
     return {_taint_text(t) for t in mappings(device.raw.get("taints"))}
 
 
-def _pool_changes(
-    before: ClusterState, after: ClusterState, kinds: dict[str, KindDiff]
-) -> list[DraChange]:
-    slices = kinds["ResourceSlice"]
+def _pool_changes(before: ClusterState, after: ClusterState, slices: KindDiff) -> list[DraChange]:
     touched: set[tuple[str, str]] = set()
     for state, refs in ((after, slices.added), (before, slices.removed)):
         for ref in refs:
@@ -698,18 +817,13 @@ def _nodes_text(pool: Pool) -> str:
     return f", node {_names(nodes)}" if nodes else ""
 
 
-def _rule_devices(state: ClusterState, rule: DeviceTaintRule) -> int:
-    return sum(1 for d in state.devices.values() if any(r is rule for r, _ in d.rule_taints))
-
-
 def _rule_changes(
-    before: ClusterState, after: ClusterState, kinds: dict[str, KindDiff]
+    before: ClusterState, after: ClusterState, rules: KindDiff, sides: tuple[Devices, Devices]
 ) -> list[DraChange]:
-    rules = kinds["DeviceTaintRule"]
     out = []
     for ref in rules.added:
         rule = after.taint_rules[ref.name]
-        n = _rule_devices(after, rule)
+        n = sides[1].tainted_by(rule)
         out.append(
             DraChange(
                 "taint-rule-added",
@@ -722,7 +836,7 @@ def _rule_changes(
         )
     for ref in rules.removed:
         rule = before.taint_rules[ref.name]
-        n = _rule_devices(before, rule)
+        n = sides[0].tainted_by(rule)
         out.append(
             DraChange(
                 "taint-rule-removed",
@@ -738,7 +852,7 @@ def _rule_changes(
         old, new = before.taint_rules[ref.name], after.taint_rules[ref.name]
         if old.spec == new.spec:
             continue
-        was, now = _rule_devices(before, old), _rule_devices(after, new)
+        was, now = sides[0].tainted_by(old), sides[1].tainted_by(new)
         out.append(
             DraChange(
                 "taint-rule-changed",
@@ -753,8 +867,7 @@ def _rule_changes(
     return out
 
 
-def _node_changes(kinds: dict[str, KindDiff]) -> list[DraChange]:
-    nodes = kinds["Node"]
+def _node_changes(nodes: KindDiff) -> list[DraChange]:
     return [
         DraChange("node-added", f"Node {r.name} was added.", "Node", "", r.name)
         for r in nodes.added
@@ -767,6 +880,115 @@ def _node_changes(kinds: dict[str, KindDiff]) -> list[DraChange]:
 # --- everything ---------------------------------------------------------------------------
 
 
+def dra_changes(
+    before: ClusterState,
+    after: ClusterState,
+    kinds: Mapping[str, KindDiff],
+    devices: tuple[Devices, Devices] | None = None,
+) -> list[DraChange]:
+    """What the differences in ``kinds`` mean for DRA (Pods aside: see pod_changes), for the
+    kinds given: claims, pools (their slices), DeviceTaintRules, Nodes. The states hold the
+    objects the kind diffs name, and for slices every slice of their pools; ``devices`` (of
+    each snapshot) what the sentences read beyond them, by default the states' own."""
+    devices = devices or (StateDevices(before), StateDevices(after))
+    out: list[DraChange] = []
+    if claims := kinds.get("ResourceClaim"):
+        out += _claim_changes(before, after, claims, devices)
+    if slices := kinds.get("ResourceSlice"):
+        out += _pool_changes(before, after, slices)
+    if rules := kinds.get("DeviceTaintRule"):
+        out += _rule_changes(before, after, rules, devices)
+    if nodes := kinds.get("Node"):
+        out += _node_changes(nodes)
+    return out
+
+
+class DiffTally:
+    """A SnapshotDiff gathered a part at a time, for snapshots too large to compare whole.
+
+    Every list (objects added, removed, changed or recurred per kind, changes per DRA code)
+    keeps its first ``limit`` entries in the page's order and counts the rest; ``limit=None``
+    keeps everything. ``totals``: the number of objects of each kind in each snapshot.
+    """
+
+    def __init__(
+        self,
+        *,
+        totals: tuple[Mapping[str, int], Mapping[str, int]] | None = None,
+        limit: int | None = None,
+    ) -> None:
+        self.limit = limit
+        self.totals = totals
+        self.kinds: dict[str, KindDiff] = {}
+        self.changes: dict[str, list[DraChange]] = {}
+        self.change_totals: Counter[str] = Counter()
+
+    def kind(self, kind: str) -> KindDiff:
+        if kind not in self.kinds:
+            before, after = (t.get(kind, 0) for t in self.totals) if self.totals else (0, 0)
+            self.kinds[kind] = KindDiff(kind, before, after)
+        return self.kinds[kind]
+
+    def add(self, part: KindDiff, changes: Iterable[DraChange] = ()) -> None:
+        """A part of one kind's objects (and what it means for DRA)."""
+        kind = self.kind(part.kind)
+        if not self.totals:
+            kind.before += part.before
+            kind.after += part.after
+        for which in ("added", "removed", "changed", "recurred"):
+            items = getattr(part, which)
+            kind.totals[which] = kind.total(which) + part.total(which)
+            setattr(kind, which, self._first(getattr(kind, which) + items, _object_order))
+        kind.unread += part.unread
+        kind.uncompared += part.uncompared
+        self.add_changes(changes)
+
+    def room(self, code: str) -> int:
+        """How many more changes of the code the lists may still keep (parts come in key
+        order: a later one can only be further down the list)."""
+        if self.limit is None:
+            return sys.maxsize
+        return max(self.limit - len(self.changes.get(code, ())), 0)
+
+    def count(self, code: str) -> None:
+        """A change of the code that no list will keep: counted only."""
+        self.change_totals[code] += 1
+
+    def add_changes(self, changes: Iterable[DraChange]) -> None:
+        for c in changes:
+            self.change_totals[c.code] += 1
+            self.changes.setdefault(c.code, []).append(c)
+        for code, kept in self.changes.items():
+            if self.limit is not None and len(kept) > 2 * self.limit:
+                self.changes[code] = self._first(kept, _change_order)
+
+    def _first(self, items: list[Any], order: Any) -> list[Any]:
+        if self.limit is None or len(items) <= self.limit:
+            return items
+        return sorted(items, key=order)[: self.limit]
+
+    def result(self) -> SnapshotDiff:
+        kinds = [self.kind(k) for k in KIND_ORDER]
+        for k in kinds:
+            for which in ("added", "removed", "changed", "recurred"):
+                getattr(k, which).sort(key=_object_order)
+        changes = [c for kept in self.changes.values() for c in self._first(kept, _change_order)]
+        changes.sort(key=_change_order)
+        return SnapshotDiff(
+            kinds=[k for k in kinds if k.before or k.after or k.any],
+            changes=changes,
+            change_totals=dict(self.change_totals),
+        )
+
+
+def _object_order(o: ObjectRef) -> tuple[str, str]:
+    return (o.namespace, o.name)
+
+
+def _change_order(c: DraChange) -> tuple[int, str, str, str]:
+    return (CHANGE_ORDER[c.code], c.namespace, c.name, c.sentence)
+
+
 def diff(
     before: ClusterState,
     after: ClusterState,
@@ -775,37 +997,21 @@ def diff(
     after_diagnosis: Any = None,
     totals: tuple[dict[str, int], dict[str, int]] | None = None,
 ) -> SnapshotDiff:
-    """What changed from ``before`` to ``after`` (two snapshots of one cluster).
+    """What changed from ``before`` to ``after`` (two snapshots of one cluster), whole.
 
     The diagnoses (``SnapshotDiagnosis`` of each state, or anything with a ``pods`` dict of
     verdicts by (namespace, name)) are optional; with both, Pods whose diagnosis stage changed
-    are reported, and created and deleted Pods say their stage.
-
-    The states may hold only part of each snapshot: the objects that differ, and what the
-    sentences about them read (the whole pools of changed slices and of devices changed claims
-    hold). Objects both hold unchanged are not reported; ``totals`` then gives the number of
-    objects of each kind in each snapshot.
+    are reported, and created and deleted Pods say their stage. ``totals``: the number of
+    objects of each kind in each snapshot, when the states hold only part of them.
     """
+    tally = DiffTally(totals=totals)
     with gc_paused():  # nothing cyclic among the results, and the states are millions of objects
         old, new = _by_key(before), _by_key(after)
-        kinds = {
-            kind: _kind_diff(
-                kind,
-                old[kind],
-                new[kind],
-                (totals[0].get(kind, 0), totals[1].get(kind, 0)) if totals else None,
-            )
-            for kind in KIND_ORDER
-        }
-        changes = (
-            _pod_changes(before, after, kinds, before_diagnosis, after_diagnosis)
-            + _claim_changes(before, after, kinds)
-            + _pool_changes(before, after, kinds)
-            + _rule_changes(before, after, kinds)
-            + _node_changes(kinds)
+        kinds = {kind: kind_diff(kind, old[kind], new[kind]) for kind in KIND_ORDER}
+        for part in kinds.values():
+            tally.add(part)
+        tally.add_changes(
+            pod_changes(pod_facts(before, before_diagnosis), pod_facts(after, after_diagnosis))
+            + dra_changes(before, after, kinds)
         )
-    changes.sort(key=lambda c: (CHANGE_ORDER[c.code], c.namespace, c.name, c.sentence))
-    return SnapshotDiff(
-        kinds=[k for k in kinds.values() if k.before or k.after],
-        changes=changes,
-    )
+    return tally.result()

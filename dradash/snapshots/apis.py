@@ -4,24 +4,23 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.api import BaseApi
-from dradash.clusters.models import cluster_name_validator
 from dradash.pagination import ListPage, page_parameters
 from dradash.snapshots.forms import (
-    files_too_large,
-    request_too_large,
-    too_large_message,
-    upload_exceeded,
+    UploadForm,
+    request_length,
+    upload_size_exceeded,
+    upload_size_guard,
 )
 from dradash.snapshots.models import SnapshotRun
 from dradash.snapshots.selectors import snapshot_list
-from dradash.snapshots.services import upload_run_create
+from dradash.snapshots.services import UploadRefused, upload_limits_check, upload_run_create
 
 
 class SnapshotOutputSerializer(serializers.Serializer):
@@ -104,7 +103,7 @@ class SnapshotDetailApi(BaseApi):
         return Response(SnapshotOutputSerializer(snapshot).data)
 
 
-class UploadSerializer(serializers.Serializer):
+class UploadOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=SnapshotRun.Status.values)
     requested_cluster = serializers.CharField(
@@ -119,78 +118,80 @@ class UploadSerializer(serializers.Serializer):
         help_text="The cluster the snapshot was stored in, once it is: not the one asked for "
         "when that is captured live, an operator's or another user's (notice says so).",
     )
-    snapshot = serializers.IntegerField(source="snapshot_id", allow_null=True)
+    snapshot = serializers.IntegerField(
+        source="snapshot_id", allow_null=True, help_text="the snapshot stored, once succeeded"
+    )
     notice = serializers.CharField(
         help_text='Why the snapshot was stored in another cluster than the one asked for, or ""'
     )
-    error = serializers.CharField(help_text="Why the upload failed; nothing was stored.")
+    error = serializers.CharField(help_text="why it failed; empty unless status is failed")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-class RequestTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_code = "request_too_large"
+class _Refused(exceptions.APIException):
+    """An UploadRefused as a JSON answer: 413 or 429, with Retry-After when it is known."""
+
+    def __init__(self, refused: UploadRefused) -> None:
+        super().__init__(str(refused))
+        self.status_code = refused.status
+        self.wait = refused.retry_after  # DRF's handler sends it as Retry-After
 
 
-class UploadListApi(BaseApi):
+class UploadCreateApi(BaseApi):
     parser_classes = [MultiPartParser]
 
-    class InputSerializer(serializers.Serializer):
-        files = serializers.ListField(
-            child=serializers.FileField(),
-            min_length=1,
-            help_text="Bundle files (kubectl get … -o json or -o yaml output): one snapshot.",
-        )
-        cluster = serializers.CharField(
-            required=False,
-            allow_blank=True,
-            max_length=253,
-            validators=[cluster_name_validator],
-            help_text="Cluster name. Empty: the bundle's SnapshotInfo, or “imported”.",
-        )
-
-        class Meta:
-            ref_name = "UploadRequest"  # the schema's name for the request body
-
-        def validate_files(self, files: list[Any]) -> list[Any]:
-            if problem := files_too_large(files):
-                raise serializers.ValidationError(problem)
-            return files
-
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        # Before authentication, which may read the body (the session's CSRF check).
-        if request.method == "POST" and (length := request_too_large(request._request)):
-            raise RequestTooLarge(too_large_message(length))
+        # Before authentication, whose CSRF check reads a session's form body.
+        if (refused := upload_size_guard(request._request)) is not None:
+            raise refused
         super().initial(request, *args, **kwargs)
 
+    def handle_exception(self, exc: Exception) -> Response:
+        return super().handle_exception(_Refused(exc) if isinstance(exc, UploadRefused) else exc)
+
     @extend_schema(
-        operation_id="uploads_create",
         summary="Upload a bundle",
-        request={"multipart/form-data": InputSerializer},
-        responses={
-            202: UploadSerializer,
-            413: OpenApiResponse(description="Over DRADASH_UPLOAD_MAX_BYTES; nothing stored."),
+        description="Queues the import of bundle files (`kubectl get … -o json` or `-o yaml`, "
+        "as on the upload page) into one snapshot; poll `GET uploads/{id}` for the result. "
+        "A request over DRADASH_UPLOAD_MAX_BYTES gets 413; a user who has "
+        "DRADASH_UPLOADS_PER_USER uploads queued or running, or whose uploads of the last "
+        "hour would come to more than DRADASH_UPLOAD_BYTES_PER_HOUR, gets 429 with "
+        "Retry-After. Either way nothing is stored.",
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {
+                    "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+                    "cluster": {
+                        "type": "string",
+                        "description": UploadForm.base_fields["cluster"].help_text,
+                    },
+                },
+                "required": ["files"],
+            }
         },
-        description="Queue an import of bundle files as one snapshot, as the upload page does; "
-        "`GET /api/v1/uploads/{id}` follows it. The snapshot is stored in the cluster asked "
-        "for only when that is a cluster of your own uploads or a new one; otherwise in "
-        "`<name>~<your user name>`, and `notice` says why.",
+        responses={202: UploadOutputSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
-        if upload_exceeded(request._request):
-            raise RequestTooLarge(too_large_message(None))
-        data.is_valid(raise_exception=True)
-        files = data.validated_data["files"]
+        # The request's length stands for its files' size until they are read.
+        upload_limits_check(user=request.user, size=request_length(request._request))
+        form = UploadForm(request.POST, request.FILES)
+        if (refused := upload_size_exceeded(request._request)) is not None:
+            raise refused
+        if not form.is_valid():
+            errors = form.errors.get_json_data()
+            raise exceptions.ValidationError(
+                {field: [e["message"] for e in found] for field, found in errors.items()}
+            )
+        files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
         run = upload_run_create(
-            files=[(f.name or "upload", f) for f in files],
-            cluster_name=data.validated_data.get("cluster", ""),
-            user=request.user,
+            files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
         )
+        # Without a broker the import has run already.
         run = SnapshotRun.objects.select_related("snapshot__cluster").get(pk=run.pk)
         return Response(
-            UploadSerializer(run).data,
+            UploadOutputSerializer(run).data,
             status=status.HTTP_202_ACCEPTED,
             headers={"Location": reverse("api-upload-detail", args=[run.pk])},
         )
@@ -198,13 +199,16 @@ class UploadListApi(BaseApi):
 
 class UploadDetailApi(BaseApi):
     @extend_schema(
-        operation_id="uploads_retrieve",
         summary="One upload",
-        responses=UploadSerializer,
-        description="An upload's progress (queued, running, succeeded, failed) and, once it "
-        "succeeded, the snapshot and the cluster it was stored in.",
+        description="An upload's state: queued, running, succeeded (with the snapshot it "
+        "stored) or failed (with why).",
+        responses=UploadOutputSerializer,
     )
-    def get(self, request: Request, run_id: int) -> Response:
-        uploads = SnapshotRun.objects.filter(kind=SnapshotRun.Kind.UPLOAD)
-        run = get_object_or_404(uploads.select_related("snapshot__cluster"), pk=run_id)
-        return Response(UploadSerializer(run).data)
+    def get(self, request: Request, upload_id: int) -> Response:
+        run = get_object_or_404(
+            SnapshotRun.objects.filter(kind=SnapshotRun.Kind.UPLOAD).select_related(
+                "snapshot__cluster"
+            ),
+            pk=upload_id,
+        )
+        return Response(UploadOutputSerializer(run).data)

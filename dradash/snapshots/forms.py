@@ -9,6 +9,7 @@ from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from django.http import HttpRequest
 
 from dradash.clusters.models import cluster_name_validator
+from dradash.snapshots.services import UploadRefused
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -23,6 +24,8 @@ class MultipleFileField(forms.FileField):
     def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
         single = super().clean
         if isinstance(data, list | tuple):
+            if not data and self.required:
+                raise forms.ValidationError(self.error_messages["required"], code="required")
             return [single(d, initial) for d in data]
         return [single(data, initial)]
 
@@ -40,58 +43,44 @@ class UploadForm(forms.Form):
 
     def clean_files(self) -> list[UploadedFile]:
         files: list[UploadedFile] = self.cleaned_data["files"]
-        if problem := files_too_large(files):
-            raise forms.ValidationError(problem)
+        limit = settings.DRADASH_BUNDLE_MAX_BYTES
+        for f in files:
+            if f.size is not None and f.size > limit:
+                raise forms.ValidationError(
+                    f"{f.name}: file is {f.size:,} bytes, over the limit of {limit:,} bytes"
+                )
+        total, most = sum(f.size or 0 for f in files), settings.DRADASH_UPLOAD_MAX_BYTES
+        if total > most:
+            raise forms.ValidationError(
+                f"the files are {total:,} bytes together, over the limit of {most:,} bytes for "
+                "one upload; upload them in several"
+            )
         return files
 
 
-def files_too_large(files: list[UploadedFile]) -> str | None:
-    """Why uploaded files are too large to import (one over DRADASH_BUNDLE_MAX_BYTES, or all
-    together over DRADASH_UPLOAD_MAX_BYTES), or None: for the form and the API."""
-    limit = settings.DRADASH_BUNDLE_MAX_BYTES
-    for f in files:
-        if f.size is not None and f.size > limit:
-            return f"{f.name}: file is {f.size:,} bytes, over the limit of {limit:,} bytes"
-    total, most = sum(f.size or 0 for f in files), settings.DRADASH_UPLOAD_MAX_BYTES
-    if total > most:
-        return (
-            f"the files are {total:,} bytes together, over the limit of {most:,} bytes for "
-            "one upload; upload them in several"
-        )
-    return None
+# --- the size of an upload request, checked before and while its body is read -----------
 
 
-def request_too_large(request: HttpRequest) -> int | None:
-    """The length a request says it has when that is over DRADASH_UPLOAD_MAX_BYTES, else None;
-    otherwise an UploadLimit goes first among its upload handlers, to stop reading it once it
-    is over (its ``exceeded`` then says so)."""
+def request_length(request: HttpRequest) -> int:
+    """What the request says its body's length is (0 when it does not say)."""
     try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        return max(int(request.META.get("CONTENT_LENGTH") or 0), 0)
     except ValueError:
-        length = 0
-    if length > settings.DRADASH_UPLOAD_MAX_BYTES:
-        return length
-    request.upload_handlers.insert(0, UploadLimit(request))
-    return None
+        return 0
 
 
-def too_large_message(size: int | None) -> str:
-    """What an upload request over DRADASH_UPLOAD_MAX_BYTES is told (``size``: its length, if
-    known)."""
+def too_large(size: int | None) -> UploadRefused:
+    limit = settings.DRADASH_UPLOAD_MAX_BYTES
     shown = f"{size:,} bytes" if size else "too large"
-    return (
-        f"The upload is {shown}, over the limit of {settings.DRADASH_UPLOAD_MAX_BYTES:,} bytes "
-        "for one request (DRADASH_UPLOAD_MAX_BYTES); nothing was stored. Import large bundles "
-        "with `python manage.py import_bundle`, or upload the files one by one."
+    return UploadRefused(
+        f"The upload is {shown}, over the limit of {limit:,} bytes for one request "
+        "(DRADASH_UPLOAD_MAX_BYTES); nothing was stored. Import large bundles with "
+        "`python manage.py import_bundle`, or upload the files one by one.",
+        status=413,
     )
 
 
-def upload_exceeded(request: HttpRequest) -> bool:
-    """Whether an upload request was stopped by its UploadLimit (read its body first)."""
-    return any(getattr(h, "exceeded", False) for h in request.upload_handlers)
-
-
-class UploadLimit(FileUploadHandler):
+class UploadSizeLimit(FileUploadHandler):
     """Stops reading an upload request once it is over DRADASH_UPLOAD_MAX_BYTES (for requests
     that do not say their length; those that do are refused before any byte is read)."""
 
@@ -109,3 +98,19 @@ class UploadLimit(FileUploadHandler):
 
     def file_complete(self, file_size: int) -> None:
         return None
+
+
+def upload_size_guard(request: HttpRequest) -> UploadRefused | None:
+    """Call before anything reads the body of an upload request: its refusal when it says it is
+    over DRADASH_UPLOAD_MAX_BYTES; else None, and UploadSizeLimit watches the reading."""
+    if request_length(request) > settings.DRADASH_UPLOAD_MAX_BYTES:
+        return too_large(request_length(request))
+    request.upload_handlers.insert(0, UploadSizeLimit(request))
+    return None
+
+
+def upload_size_exceeded(request: HttpRequest) -> UploadRefused | None:
+    """Once the body was read: its refusal when UploadSizeLimit stopped the reading."""
+    if any(getattr(h, "exceeded", False) for h in request.upload_handlers):
+        return too_large(None)
+    return None

@@ -127,6 +127,8 @@ class SnapshotRun(models.Model):
     )
     # 1 for a run someone (or the schedule) asked for; 2, 3 … for retries after a lost worker.
     attempt = models.PositiveSmallIntegerField(default=1)
+    # An upload's files, all together: what counts against its user's bytes per hour.
+    upload_bytes = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
+from django.db import connection
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -143,6 +144,22 @@ def objects_by_ids(ids: Iterable[int]) -> list[dict[str, Any]]:
             for text in ObjectBlob.objects.filter(id__in=chunk).values_list("data", flat=True)
         ]
     return out
+
+
+def blob_rows(ids: Iterable[int], fields: tuple[str, ...]) -> Iterator[tuple[Any, ...]]:
+    """``fields`` of the stored objects (ObjectBlob) with these ids, in no particular order:
+    on PostgreSQL one array parameter per MEMBERS_CHUNK ids (a query of ten thousand
+    parameters costs more to build than to run), elsewhere ``id IN (…)``."""
+    ordered = sorted(set(ids))
+    table, columns = ObjectBlob._meta.db_table, ", ".join(fields)
+    for start in range(0, len(ordered), MEMBERS_CHUNK):
+        chunk = ordered[start : start + MEMBERS_CHUNK]
+        if connection.vendor != "postgresql":
+            yield from ObjectBlob.objects.filter(id__in=chunk).values_list(*fields)
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {columns} FROM {table} WHERE id = ANY(%s)", [chunk])
+            yield from cursor.fetchall()
 
 
 class _Members:

@@ -741,17 +741,111 @@ def demo_load() -> list[Snapshot]:
 # most this many bytes each (in id order): neither the web process nor the worker ever holds a
 # whole file, which may be hundreds of MiB.
 UPLOAD_CHUNK = 4 * 1024 * 1024
+# Held while one user's uploads are counted and a new one is stored (PostgreSQL advisory lock,
+# keyed by the user's id too): two requests of one user cannot both pass the limits.
+UPLOAD_LOCK = 0x75706C64  # "upld"
+UPLOAD_WINDOW = timedelta(hours=1)  # DRADASH_UPLOAD_BYTES_PER_HOUR counts uploads this recent
+
+
+class UploadRefused(Exception):
+    """An upload refused before anything is stored; the message says why and what to do.
+
+    ``status`` is the HTTP status to answer with (429: over the user's limits, 413: too large),
+    ``retry_after`` the seconds after which it may pass, when that is known."""
+
+    def __init__(self, message: str, *, status: int = 429, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:,.1f} MiB" if size >= 2**20 else f"{size / 2**10:,.1f} KiB"
+
+
+def upload_limits_check(*, user: Any, size: int, now: datetime | None = None) -> None:
+    """Raise UploadRefused (429) when the user has DRADASH_UPLOADS_PER_USER uploads queued or
+    running already, or when ``size`` more bytes would take their uploads of the last hour over
+    DRADASH_UPLOAD_BYTES_PER_HOUR. Each user is counted apart; uploads without a user (tests,
+    the benchmarks) are not limited."""
+    if user is None or not user.is_authenticated:
+        return
+    mine = SnapshotRun.objects.filter(kind=SnapshotRun.Kind.UPLOAD, requested_by=user)
+    active = list(
+        mine.filter(status__in=[SnapshotRun.Status.QUEUED, SnapshotRun.Status.RUNNING])
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    most = settings.DRADASH_UPLOADS_PER_USER
+    if len(active) >= most:
+        raise UploadRefused(
+            f"You have {len(active)} uploads queued or running ("
+            + ", ".join(f"#{pk}" for pk in active)
+            + f"), the most one user may have at once (DRADASH_UPLOADS_PER_USER = {most}); "
+            "nothing was stored. Upload again once one of them has finished.",
+            retry_after=30,
+        )
+    now = now or timezone.now()
+    budget = settings.DRADASH_UPLOAD_BYTES_PER_HOUR
+    recent = list(
+        mine.filter(created_at__gt=now - UPLOAD_WINDOW)
+        .order_by("created_at")
+        .values_list("created_at", "upload_bytes")
+    )
+    used = sum(n for _, n in recent)
+    if used + size <= budget:
+        return
+    limit = f"the {_mib(budget)} one user may upload per hour (DRADASH_UPLOAD_BYTES_PER_HOUR)"
+    if size > budget:
+        raise UploadRefused(
+            f"This upload ({_mib(size)}) is larger than {limit}; nothing was stored. Ask an "
+            "administrator to import it with `python manage.py import_bundle`."
+        )
+    excess, wait = used + size - budget, UPLOAD_WINDOW
+    for created_at, n in recent:  # the oldest uploads leave the window first
+        excess -= n
+        if excess <= 0:
+            wait = created_at + UPLOAD_WINDOW - now
+            break
+    minutes = max(1, round(wait.total_seconds() / 60))
+    raise UploadRefused(
+        f"This upload ({_mib(size)}) and your uploads of the last hour ({_mib(used)}) come to "
+        f"more than {limit}; nothing was stored. Try again in {minutes} "
+        f"minute{'s' if minutes != 1 else ''}.",
+        retry_after=max(1, int(wait.total_seconds())),
+    )
+
+
+def _size(data: bytes | Any) -> int:
+    """The size of an upload's file: bytes, an UploadedFile, or a seekable binary file."""
+    if isinstance(data, bytes | bytearray):
+        return len(data)
+    if isinstance(getattr(data, "size", None), int):
+        return int(data.size)
+    at = data.tell()
+    size = data.seek(0, io.SEEK_END)
+    data.seek(at)
+    return int(size)
 
 
 @transaction.atomic
 def upload_run_create(
     *, files: Sequence[tuple[str, bytes | Any]], cluster_name: str, user: Any = None
 ) -> SnapshotRun:
-    """Queue an upload run for files given as bytes or as binary file objects (read in chunks)."""
+    """Queue an upload run for files given as bytes or as binary file objects (read in chunks).
+
+    Raises UploadRefused, and then stores nothing, when the user is over the upload limits
+    (upload_limits_check)."""
+    user = user if user is not None and user.is_authenticated else None
+    if user is not None:
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(%s::integer, %s::integer)", [UPLOAD_LOCK, user.pk]
+                )
+        upload_limits_check(user=user, size=sum(_size(data) for _, data in files))
     run = SnapshotRun.objects.create(
-        kind=SnapshotRun.Kind.UPLOAD,
-        cluster_name=cluster_name,
-        requested_by=user if user is not None and user.is_authenticated else None,
+        kind=SnapshotRun.Kind.UPLOAD, cluster_name=cluster_name, requested_by=user
     )
     for filename, data in files:
         stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
@@ -760,8 +854,10 @@ def upload_run_create(
         while True:
             chunk = stream.read(UPLOAD_CHUNK)
             RunFile.objects.create(run=run, filename=filename, data=chunk)
+            run.upload_bytes += len(chunk)
             if len(chunk) < UPLOAD_CHUNK:
                 break
+    run.save(update_fields=["upload_bytes"])
     transaction.on_commit(lambda: upload_run_enqueue(run.pk))
     return run
 

@@ -19,9 +19,9 @@ from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.middleware import limits_own_body
 from dradash.snapshots.forms import (
     UploadForm,
-    request_too_large,
-    too_large_message,
-    upload_exceeded,
+    request_length,
+    upload_size_exceeded,
+    upload_size_guard,
 )
 from dradash.snapshots.models import Snapshot, SnapshotRun
 from dradash.snapshots.selectors import (
@@ -29,7 +29,12 @@ from dradash.snapshots.selectors import (
     run_list,
     snapshot_list,
 )
-from dradash.snapshots.services import bundle_export, upload_run_create
+from dradash.snapshots.services import (
+    UploadRefused,
+    bundle_export,
+    upload_limits_check,
+    upload_run_create,
+)
 
 
 @require_safe
@@ -78,42 +83,56 @@ def snapshot_bundle(request: HtmxHttpRequest, snapshot_id: int) -> StreamingHttp
     return response
 
 
-def _too_large(request: HtmxHttpRequest, size: int | None) -> HttpResponse:
+def _refused(request: HtmxHttpRequest, refused: UploadRefused) -> HttpResponse:
+    """The upload form again, with why the upload was refused (413 or 429)."""
     form = UploadForm()
     form.full_clean()  # an unbound form: no field errors, room for this one
     form.cleaned_data = {}
-    form.add_error(None, too_large_message(size))
-    return render(
+    form.add_error(None, str(refused))
+    response = render(
         request,
         template_for(request, "snapshots/upload.html", "content"),
         {"form": form},
-        status=413,
+        status=refused.status,
     )
+    if refused.retry_after:
+        response["Retry-After"] = str(refused.retry_after)
+    return response
 
 
 @limits_own_body  # DRADASH_UPLOAD_MAX_BYTES, not the other requests' limit
-@csrf_exempt  # CSRF is checked by _upload: the size limit must be in place before the body is read
+@csrf_exempt  # CSRF is checked by _upload: the limits must be in place before the body is read
 @require_http_methods(["GET", "POST"])
 @vary_on_headers("HX-Request")
 def upload(request: HtmxHttpRequest) -> HttpResponse:
-    if request.method == "POST" and (length := request_too_large(request)) is not None:
-        return _too_large(request, length)
+    if request.method == "POST":
+        refused = upload_size_guard(request)
+        if refused is None:  # the request's length stands for its files' size until they are read
+            try:
+                upload_limits_check(user=request.user, size=request_length(request))
+            except UploadRefused as exc:
+                refused = exc
+        if refused is not None:
+            return _refused(request, refused)
     return _upload(request)
 
 
 @csrf_protect
 def _upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
-        if upload_exceeded(request):
-            return _too_large(request, None)  # request.POST was read (CSRF): the limit is known
+        if (refused := upload_size_exceeded(request)) is not None:
+            return _refused(request, refused)  # request.POST was read (CSRF): the limit is known
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
             # The files go to the database a chunk at a time (Django keeps uploads over
             # FILE_UPLOAD_MAX_MEMORY_SIZE in temporary files): never whole in memory.
             files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
-            run = upload_run_create(
-                files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
-            )
+            try:
+                run = upload_run_create(
+                    files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
+                )
+            except UploadRefused as exc:
+                return _refused(request, exc)
             run.refresh_from_db()  # without a broker the import has run already
             if _imported(request, run):
                 return redirect("snapshot-detail", snapshot_id=run.snapshot_id)

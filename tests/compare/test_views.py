@@ -114,6 +114,17 @@ def test_backwards_diff_says_so_and_offers_the_other_way(client_logged_in, demo)
     assert f'href="{claim_url}"' in html
 
 
+def test_the_diff_waits_for_both_analyses_and_refreshes_meanwhile(client_logged_in) -> None:
+    before = bundle_import(files=[("a.json", _hostile("Pending", ""))], cluster_name="x")
+    after = bundle_import(files=[("b.json", _hostile("Running", "2"))], cluster_name="x")
+
+    html = page(client_logged_in, diff_url(before, after))
+
+    assert "Analysing this snapshot" in html
+    assert 'hx-trigger="every 3s"' in html
+    assert "What changed from snapshot" not in html
+
+
 # --- refusals -------------------------------------------------------------------------------
 
 
@@ -207,9 +218,10 @@ def _hostile(phase: str, extra: str) -> bytes:
     ).encode()
 
 
-def test_cluster_strings_are_escaped_in_the_diff(client_logged_in) -> None:
-    before = bundle_import(files=[("a.json", _hostile("Pending", ""))], cluster_name="x")
-    after = bundle_import(files=[("b.json", _hostile("Running", "2"))], cluster_name="x")
+def test_cluster_strings_are_escaped_in_the_diff(client_logged_in, analysed) -> None:
+    with analysed():
+        before = bundle_import(files=[("a.json", _hostile("Pending", ""))], cluster_name="x")
+        after = bundle_import(files=[("b.json", _hostile("Running", "2"))], cluster_name="x")
 
     response = client_logged_in.get(diff_url(before, after))
     raw = response.content.decode()

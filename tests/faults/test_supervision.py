@@ -51,14 +51,19 @@ def test_the_liveness_check_follows_the_worker(
     assert gone.returncode == 1 and "does not exist" in gone.stderr
 
 
-def test_compose_and_kubernetes_restart_the_worker_and_check_it() -> None:
+def test_compose_and_kubernetes_restart_every_worker_and_check_it() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    worker = compose["services"]["worker"]
-    assert worker["restart"] in ("always", "unless-stopped")
-    assert worker["healthcheck"]["test"][1:4] == ["python", "-m", "dradash.liveness"]
+    workers = [s for s in compose["services"].values() if " worker " in f" {s.get('command')} "]
+    assert len(workers) >= 3  # one per queue
+    for worker in workers:
+        assert worker["restart"] in ("always", "unless-stopped")
+        assert worker["healthcheck"]["test"][1:4] == ["python", "-m", "dradash.liveness"]
 
-    (deployment,) = yaml.safe_load_all((ROOT / "deploy/kubernetes/worker.yaml").read_text())
-    spec = deployment["spec"]["template"]["spec"]
-    assert spec.get("restartPolicy", "Always") == "Always"
-    (container,) = spec["containers"]
-    assert container["livenessProbe"]["exec"]["command"][:3] == ["python", "-m", "dradash.liveness"]
+    deployments = list(yaml.safe_load_all((ROOT / "deploy/kubernetes/worker.yaml").read_text()))
+    assert len(deployments) >= 3
+    for deployment in deployments:
+        spec = deployment["spec"]["template"]["spec"]
+        assert spec.get("restartPolicy", "Always") == "Always"
+        (container,) = spec["containers"]
+        probe = container["livenessProbe"]["exec"]["command"]
+        assert probe[:3] == ["python", "-m", "dradash.liveness"]

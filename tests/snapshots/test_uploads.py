@@ -18,7 +18,7 @@ from django.utils.datastructures import MultiValueDict
 
 from dradash.dra.bundle import parse_bundle
 from dradash.snapshots import services, tasks
-from dradash.snapshots.forms import UploadForm, UploadLimit
+from dradash.snapshots.forms import UploadForm, UploadSizeLimit
 from dradash.snapshots.models import ObjectBlob, RunFile, Snapshot, SnapshotRun
 
 
@@ -72,9 +72,23 @@ def test_an_upload_request_over_the_limit_is_refused_before_it_is_read(
     assert not RunFile.objects.exists()
 
 
+@pytest.mark.django_db
+def test_an_api_upload_over_the_limit_is_refused_before_it_is_read(
+    api_client: Any, settings: Any
+) -> None:
+    settings.DRADASH_UPLOAD_MAX_BYTES = 20_000
+    files = [SimpleUploadedFile(f"{i}.json", pods_bundle(20, str(i))) for i in range(3)]
+
+    response = api_client.post("/api/v1/uploads/", {"files": files}, format="multipart")
+
+    assert response.status_code == 413
+    assert "over the limit of 20,000 bytes for one request" in response.json()["detail"]
+    assert not SnapshotRun.objects.exists()
+
+
 def test_a_request_without_a_length_is_stopped_once_over_the_limit(settings: Any) -> None:
     settings.DRADASH_UPLOAD_MAX_BYTES = 10
-    limit = UploadLimit()
+    limit = UploadSizeLimit()
     assert limit.receive_data_chunk(b"12345", 0) == b"12345"
     with pytest.raises(StopUpload):
         limit.receive_data_chunk(b"123456", 5)

@@ -15,6 +15,7 @@ from urllib.parse import quote
 import kombu.pools
 import pytest
 import redis
+from django.conf import settings
 from django.db import connection
 
 from dradash.celery import app as celery_app
@@ -75,6 +76,11 @@ def worker(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> I
             pytrace=False,
         )
     queue = f"dradash-test-{uuid.uuid4().hex[:12]}"
+    # The routes of the settings, each queue renamed for this module; the worker serves them all.
+    routes = {
+        task: {"queue": f"{queue}-{route['queue']}"}
+        for task, route in settings.CELERY_TASK_ROUTES.items()
+    }
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # not TESTING
     env.update(
@@ -84,14 +90,18 @@ def worker(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> I
         DJANGO_SETTINGS_MODULE="dradash.settings",
     )
     command = [sys.executable, "-m", "celery", "-A", "dradash", "worker", "--pool=solo"]
-    command += ["--concurrency=1", "-Q", queue, "--hostname", f"{queue}@%h", "-l", "info"]
+    queues = ",".join([queue, *(route["queue"] for route in routes.values())])
+    command += ["--concurrency=1", "-Q", queues, "--hostname", f"{queue}@%h", "-l", "info"]
     command += ["--without-heartbeat", "--without-gossip", "--without-mingle"]
     saved = {
-        k: celery_app.conf[k] for k in ("broker_url", "task_always_eager", "task_default_queue")
+        k: celery_app.conf[k]
+        for k in ("broker_url", "task_always_eager", "task_default_queue", "task_routes")
     }
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
-    celery_app.conf.update(broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue)
+    celery_app.conf.update(
+        broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue, task_routes=routes
+    )
     forget_broker_state()
     try:
         yield Worker(queue, process, log)
