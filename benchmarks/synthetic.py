@@ -84,7 +84,7 @@ PROFILES: dict[str, dict[str, int]] = {
     },
 }
 
-NOW = 10 * 24 * 60.0  # the snapshot is taken 10 days after T0 (minutes, as ts() takes them)
+NOW = 3 * 24 * 60.0  # the snapshot is taken 3 days after T0 (minutes, as ts() takes them)
 CAPTURED_AT = ts(NOW)
 API_VERSIONS = ["resource.k8s.io/v1"]
 EVENT_TTL = 60.0  # kube-apiserver --event-ttl (default 1h)
