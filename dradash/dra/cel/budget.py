@@ -97,15 +97,15 @@ def check_deadline() -> None:
 
 
 def each(items: Iterable[T]) -> Iterator[T]:
-    """``items``, looking at the current context's deadline every CHECK_EVERY steps."""
+    """``items``, one loop step of the current evaluation each (see Context.tick: the steps of
+    all loops count together, so loops nested in loops look at the clock too)."""
     ctx = _current.context
     if ctx is None or ctx.deadline is None:
         yield from items
         return
-    deadline = ctx.deadline
-    for i, item in enumerate(items, 1):
-        if not i % CHECK_EVERY and time.monotonic() > deadline:
-            raise Interrupted()
+    tick = ctx.tick
+    for item in items:
+        tick()
         yield item
 
 

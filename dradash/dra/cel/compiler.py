@@ -52,7 +52,7 @@ from dradash.dra.cel.values import (
     type_name,
 )
 
-__all__ = ["COST_LIMIT", "CelCompileError", "Context", "Program", "plan"]
+__all__ = ["COST_LIMIT", "CelCompileError", "Context", "Program", "plan", "run"]
 
 KEYS = "<keys>"  # a path step meaning "the set of keys of this map"
 _FATAL = (CostLimitExceeded, Interrupted, MemoryBudgetExceeded)
@@ -95,7 +95,7 @@ class Program:
     list_values: bool = False  # whether a device's list-typed attributes are CEL lists
 
     def evaluate(self, device: dict[str, Any], ctx: Context | None = None) -> Any:
-        return _run(self.fn, device, ctx or Context())
+        return run(self.fn, device, ctx or Context())
 
     def matches(self, device: dict[str, Any], ctx: Context | None = None) -> bool:
         """Whether the device matches; CelEvalError when the selector fails on it."""
@@ -114,7 +114,7 @@ class Program:
         deadline = ctx.deadline if ctx is not None else None
         for source, clause in self.clauses:
             try:
-                ok = _run(clause, device, Context(deadline=deadline)) is True
+                ok = run(clause, device, Context(deadline=deadline)) is True
             except CelEvalError:
                 ok = False
             if not ok:
@@ -122,7 +122,7 @@ class Program:
         return failed
 
 
-def _run(fn: Eval, device: dict[str, Any], ctx: Context) -> Any:
+def run(fn: Eval, device: dict[str, Any], ctx: Context) -> Any:
     """Evaluate with ``ctx`` as the thread's current budget (the functions' loops see it)."""
     previous = budget.activate(ctx)
     try:

@@ -442,8 +442,8 @@ def to_int(v: Any) -> int:
             raise CelEvalError("integer overflow")
         return int(v)
     if tv is str:
-        if _INT_RE.fullmatch(v) and _digits(v) <= 19:
-            n = int(v)
+        if _INT_RE.fullmatch(v) and len(digits := _digits(v)) <= 19:
+            n = -int(digits or "0") if v[0] == "-" else int(digits or "0")
             if INT64_MIN <= n <= INT64_MAX:
                 return n
         raise conversion_error("string", "int")
@@ -454,10 +454,10 @@ def to_int(v: Any) -> int:
     raise no_overload("int", v)
 
 
-def _digits(v: str) -> int:
-    """How many significant digits a decimal integer has (Go's ParseInt reads any number of
-    leading zeros; Python's int() refuses strings of more than 4,300 digits)."""
-    return len(v.lstrip("+-").lstrip("0"))
+def _digits(v: str) -> str:
+    """The significant digits of a decimal integer (Go's ParseInt reads any number of leading
+    zeros; Python's int() refuses strings of more than 4,300 digits)."""
+    return v.lstrip("+-").lstrip("0")
 
 
 def to_uint(v: Any) -> UInt:
@@ -473,8 +473,10 @@ def to_uint(v: Any) -> UInt:
             raise CelEvalError("unsigned integer overflow")
         return UInt(int(v))
     if tv is str:
-        if _UINT_RE.fullmatch(v) and _digits(v) <= 20 and int(v) <= 2**64 - 1:
-            return UInt(int(v))
+        if _UINT_RE.fullmatch(v) and len(digits := _digits(v)) <= 20:
+            n = int(digits or "0")
+            if n <= 2**64 - 1:
+                return UInt(n)
         raise conversion_error("string", "uint")
     raise no_overload("uint", v)
 
@@ -912,7 +914,7 @@ def _distinct(items: list[Any]) -> list[Any]:
         return [x for x in items if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
     out: list[Any] = []
     for item in budget.each(items):
-        if not any(equals(item, seen) for seen in out):
+        if not any(equals(item, seen) for seen in budget.each(out)):
             out.append(item)
     return out
 
@@ -924,13 +926,13 @@ def _range(n: int) -> list[int]:
 def _sets_contains(a: list[Any], b: list[Any]) -> bool:
     if python_equality(a, b):  # hashable, and equal as CEL says
         return set(b) <= set(a)
-    return all(any(equals(x, y) for y in a) for x in budget.each(b))
+    return all(any(equals(x, y) for y in budget.each(a)) for x in b)
 
 
 def _sets_intersects(a: list[Any], b: list[Any]) -> bool:
     if python_equality(a, b):
         return not set(a).isdisjoint(b)
-    return any(any(equals(x, y) for y in b) for x in budget.each(a))
+    return any(any(equals(x, y) for y in budget.each(b)) for x in a)
 
 
 def _map_insert(m: dict[Any, Any], *rest: Any) -> dict[Any, Any]:
@@ -2274,6 +2276,10 @@ _GROWTH: dict[str, Growth] = {
         lambda args, size: _slots(args[0]),
     ),
     "@sortByAssociatedKeys": lambda args, size: _slots(args[0]),
+    **dict.fromkeys(
+        ("getScheme", "getHost", "getHostname", "getPort", "getEscapedPath"),
+        lambda args, size: len(args[0].text) if isinstance(args[0], Opaque) else 0,
+    ),
 }
 
 
