@@ -28,6 +28,8 @@ from dradash.dra.cel import functions as fn
 from dradash.dra.cel import types as t
 from dradash.dra.cel.budget import COST_LIMIT, LIST_SLOT, MAP_ENTRY, Context
 from dradash.dra.cel.checker import Checked
+from dradash.dra.cel.quantity import Quantity
+from dradash.dra.cel.semver import Semver
 from dradash.dra.cel.syntax import (
     Call,
     Comprehension,
@@ -45,6 +47,7 @@ from dradash.dra.cel.values import (
     CostLimitExceeded,
     Interrupted,
     MemoryBudgetExceeded,
+    Opaque,
     Optional,
     equals,
     go_type_name,
@@ -364,8 +367,8 @@ class _Planner:
                 size = fn.result_size(name, oid, args_t) if sized else 1
                 charged = cost(args_t, size)
             ctx.spend(charged)
-            if grow is not None:
-                ctx.allocate(grow(args_t, size), what)
+            if grow is not None and (more := grow(args_t, size)):
+                ctx.allocate(more, what)
             try:
                 return impl(*args_t)
             except CelEvalError:
@@ -398,6 +401,8 @@ class _Planner:
                 ctx.spend(1)
                 raise error
             ctx.spend(fn.equality_cost(a, b))
+            if not negate and _kubernetes_type_against_another(a, b):
+                raise CelEvalError("no such overload")
             return equals(a, b) is not negate
 
         return Node(eq)
@@ -721,6 +726,15 @@ class _Error:
 
 _CONVERSIONS = {"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp",
                 "type", "uint"}  # fmt: skip
+
+
+def _kubernetes_type_against_another(a: Any, b: Any) -> bool:
+    """``==`` is ``a.Equal(b)``: the apiserver's types (Quantity, Semver, IP, CIDR, URL,
+    Format) answer "no such overload" for a value of another type, but null (``!=`` is never an
+    error: it is ``Equal(a, b) != true``)."""
+    if isinstance(a, Opaque):
+        return b is not None and not (isinstance(b, Opaque) and b.kind == a.kind)
+    return isinstance(a, Quantity | Semver) and b is not None and type(b) is not type(a)
 
 
 def _in_place(impl: Callable[..., Any], kind: type) -> Callable[..., Any]:

@@ -1457,6 +1457,18 @@ def _format(fmt: str, args: list[Any]) -> str:
 # --- declarations ---------------------------------------------------------------------------
 
 
+def _strings(test: Callable[[str, str], bool]) -> Impl:
+    """A string function cel-go binds without a type guard: its binding refuses anything else
+    (a list-typed attribute's ``contains``) with "no such overload"."""
+
+    def binding(s: Any, x: Any) -> bool:
+        if type(s) is not str or type(x) is not str:
+            raise _nso()
+        return test(s, x)
+
+    return binding
+
+
 def _declare_stdlib() -> None:
     declare("_?_:_", o("conditional", [BOOL, A, A], A, non_strict=True))
     declare("_&&_", o("logical_and", [BOOL, BOOL], BOOL, non_strict=True))
@@ -1603,17 +1615,17 @@ def _declare_stdlib() -> None:
     )  # fmt: skip
     declare(
         "contains",
-        m("contains_string", [STR, STR], BOOL, lambda s, x: x in s),
+        m("contains_string", [STR, STR], BOOL, _strings(lambda s, x: x in s)),
         guards=False,
     )
     declare(
         "endsWith",
-        m("ends_with_string", [STR, STR], BOOL, lambda s, x: s.endswith(x)),
+        m("ends_with_string", [STR, STR], BOOL, _strings(str.endswith)),
         guards=False,
     )
     declare(
         "startsWith",
-        m("starts_with_string", [STR, STR], BOOL, lambda s, x: s.startswith(x)),
+        m("starts_with_string", [STR, STR], BOOL, _strings(str.startswith)),
         guards=False,
     )
 
@@ -2225,9 +2237,12 @@ def _slots(v: Any) -> int:
 
 def _concat(args: tuple[Any, ...], size: int) -> int:
     a, b = args
-    if type(a) is not type(b):
-        return 0
-    return _slots(a) + _slots(b) if type(a) is list else _text(a) + _text(b)
+    kind = type(a)
+    if kind is list:
+        return LIST_SLOT * (len(a) + len(b)) if type(b) is list else 0
+    if kind is str or kind is bytes:
+        return len(a) + len(b) if type(b) is kind else 0
+    return 0
 
 
 def _replaced(args: tuple[Any, ...], size: int) -> int:
