@@ -382,12 +382,22 @@ def _in(a: Any, b: Any) -> bool:
 
 # --- conversions ------------------------------------------------------------------------------
 
+
+def _re2_options(max_mem: int) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = max_mem
+    return options
+
+
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _UINT_RE = re.compile(r"\+?[0-9]+")
-_FLOAT_RE = re.compile(
-    r"[+-]?(?:(?:[0-9](?:_?[0-9])*)?\.?[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9]+)?|[0-9]+\.|"
+# RE2, not re: Python's backtracking took quadratic time over a long run of digits (seconds
+# for 8,000 digits that double() refuses).
+_FLOAT_RE = re2.compile(
+    r"(?i)[+-]?(?:(?:[0-9](?:_?[0-9])*)?\.?[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9]+)?|[0-9]+\.|"
     r"inf|infinity|nan)",
-    re.IGNORECASE,
+    options=_re2_options(8 << 20),
 )
 _BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
 _BOOLS.update({"0": False, "f": False, "F": False, "FALSE": False, "false": False})
@@ -580,13 +590,6 @@ def type_value(v: Any) -> TypeValue:
 
 
 # --- strings (cel-go standard and ext.Strings v2) ----------------------------------------------
-
-
-def _re2_options(max_mem: int) -> Any:
-    options = re2.Options()
-    options.log_errors = False
-    options.max_mem = max_mem
-    return options
 
 
 # RE2 bounds what a compiled regex may use, its program and the DFA states it caches as it
@@ -1189,7 +1192,7 @@ _NAMED_FORMATS = {
 
 def _validate(f: Opaque, s: str) -> Optional:
     pattern = _NAMED_FORMATS.get(f.value, ".*")
-    if re.fullmatch(pattern, s):
+    if regex(f"^(?:{pattern})$").search(s) is not None:  # RE2: linear, as Go's regexp
         return NONE
     return Optional([f"does not match the {f.text} format"])
 

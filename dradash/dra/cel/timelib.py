@@ -130,8 +130,10 @@ def parse_duration(text: str) -> Duration:
         m = _DURATION_PART.match(s, pos)
         if not m or (not m.group(1) and (not m.group(2) or m.group(2) == ".")):
             raise bad
-        whole = int(m.group(1) or "0")
-        frac = m.group(2)[1:] if m.group(2) else ""
+        if len(m.group(1).lstrip("0")) > 19:  # Go: overflow (Python: too many digits)
+            raise bad
+        whole = int(m.group(1).lstrip("0") or "0")
+        frac = m.group(2)[1:19] if m.group(2) else ""  # Go ignores digits past its precision
         unit = _UNITS[m.group(3)]
         value = whole * unit
         if frac:
