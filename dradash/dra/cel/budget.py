@@ -13,8 +13,8 @@
   ends with ``MemoryBudgetExceeded``, a runtime error on that device, instead.
 
 The functions' implementations take plain CEL values, not the context: an evaluation makes its
-context the thread's current one (``active``), and the implementations' loops reach it through
-``each``, ``check_deadline`` and ``allocate``.
+context the thread's current one (``activate``), and the implementations reach it through
+``each`` (their loops), ``allocate`` and ``remaining_cost``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from dradash.dra.cel.errors import CostLimitExceeded, Interrupted, MemoryBudgetExceeded
 
@@ -89,13 +89,6 @@ def restore(previous: Context | None) -> None:
     _current.context = previous
 
 
-def check_deadline() -> None:
-    """One loop step of a function's implementation."""
-    ctx = _current.context
-    if ctx is not None:
-        ctx.tick()
-
-
 def each(items: Iterable[T]) -> Iterator[T]:
     """``items``, one loop step of the current evaluation each (see Context.tick: the steps of
     all loops count together, so loops nested in loops look at the clock too)."""
@@ -120,15 +113,3 @@ def remaining_cost() -> int:
     """How many cost units the current evaluation may still spend (the limit, without one)."""
     ctx = _current.context
     return COST_LIMIT if ctx is None else ctx.limit - ctx.cost
-
-
-def size_in_memory(value: Any) -> int:
-    """What a value built from scratch counts against the memory budget (its top level: the
-    elements of a list are counted when they are created)."""
-    if isinstance(value, str | bytes):
-        return len(value)
-    if isinstance(value, list):
-        return LIST_SLOT * len(value)
-    if isinstance(value, dict):
-        return MAP_ENTRY * len(value)
-    return 0

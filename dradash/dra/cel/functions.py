@@ -1243,7 +1243,7 @@ def _fmt_string(arg: Any) -> str:
 
 def _joined(first: str, pieces: list[str], last: str) -> str:
     """``first + ", ".join(pieces) + last``, counted against the memory budget first."""
-    budget.allocate(sum(map(len, pieces)) + 2 * len(pieces) + 2, "the result of format")
+    budget.allocate(sum(map(len, pieces)) + 2 * len(pieces) + 2, "the result of format()")
     return first + ", ".join(pieces) + last
 
 
@@ -1296,7 +1296,7 @@ def _fmt_fixed(arg: Any, precision: int) -> str:
         return "NaN"
     if math.isinf(arg):
         return "∞" if arg > 0 else "-∞"
-    budget.allocate(precision + 420, "the result of format")  # 309 digits, 103 commas, sign
+    budget.allocate(precision + 420, "the result of format()")  # 309 digits, 103 commas, sign
     return f"{arg:,.{precision}f}"
 
 
@@ -1307,7 +1307,7 @@ def _fmt_scientific(arg: Any, precision: int) -> str:
         raise FormatError(
             f"scientific clause can only be used on doubles, was given {type_name(arg)}"
         )
-    budget.allocate(max(precision, 0) + 32, "the result of format")  # the width, or the text
+    budget.allocate(max(precision, 0) + 32, "the result of format()")  # the width, or the text
     if arg != arg:
         text = "NaN"
     elif math.isinf(arg):
@@ -1339,7 +1339,7 @@ def _fmt_binary(arg: Any) -> str:
 
 
 def _fmt_hex(arg: Any, upper: bool) -> str:
-    budget.allocate(8 * size_of(arg), "the result of format")
+    budget.allocate(8 * size_of(arg), "the result of format()")
     if type(arg) in (int, UInt):
         text = format(int(arg), "x")
     elif type(arg) is str:
@@ -1429,7 +1429,7 @@ def parse_format(
             raise FormatError(f"error during formatting: {exc}", arg) from None
         i = j + 1
         arg += 1
-    budget.allocate(sum(map(len, out)), "the result of format")
+    budget.allocate(sum(map(len, out)), "the result of format()")
     return "".join(out), arg
 
 
@@ -2217,15 +2217,17 @@ def result_size(function: str, overload: str, args: tuple[Any, ...]) -> int:
     return 1
 
 
-RESULT_SIZED = _LIST_TRACKED
+def sized_by_result(function: str, overload: str) -> bool:
+    """Whether a call's cost depends on its result (see result_size)."""
+    return overload in _LIST_TRACKED or function == "join"
 
 
 # --- memory -----------------------------------------------------------------------------------
 #
 # What a call adds to its evaluation's memory (approximate bytes, see budget.py), known from its
 # arguments before it runs: the size of the value it builds, or an upper bound where the exact
-# size would take the work itself. The planner counts it before the call; format and flatten
-# count as they go.
+# size would take the work itself. The planner counts it before the call; format counts its
+# pieces as it makes them.
 
 Growth = Callable[[tuple[Any, ...], int], int]
 
@@ -2313,11 +2315,6 @@ def accumulator_growth(args: tuple[Any, ...], size: int) -> int:
     if isinstance(acc, dict):
         return MAP_ENTRY * (len(rest[0]) if len(rest) == 1 and isinstance(rest[0], dict) else 1)
     return _slots(rest[0]) if isinstance(acc, list) else _concat(args, size)
-
-
-def sized_by_result(function: str, overload: str) -> bool:
-    """Whether a call's cost depends on its result (see result_size)."""
-    return overload in RESULT_SIZED or function == "join"
 
 
 __all__ = ["ENV", "TYPE_IDENTS", "Function", "Overload", "call_cost", "go_g", "is_number"]
