@@ -109,6 +109,14 @@ def allocate(size: int, what: str) -> None:
         ctx.allocate(size, what)
 
 
+def require(size: int, what: str) -> None:
+    """Refuse at once what would take more memory than the current evaluation has left (its
+    parts are counted as they are built)."""
+    ctx = _current.context
+    if ctx is not None and ctx.memory + size > ctx.memory_limit:
+        raise MemoryBudgetExceeded(what, ctx.memory_limit)
+
+
 def remaining_cost() -> int:
     """How many cost units the current evaluation may still spend (the limit, without one)."""
     ctx = _current.context

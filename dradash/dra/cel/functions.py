@@ -17,6 +17,7 @@ the trackers of ``ext/lists.go`` and ``ext/sets.go`` (see ``call_cost``).
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
 import re
 import threading
@@ -1242,9 +1243,41 @@ def _fmt_string(arg: Any) -> str:
 
 
 def _joined(first: str, pieces: list[str], last: str) -> str:
-    """``first + ", ".join(pieces) + last``, counted against the memory budget first."""
-    budget.allocate(sum(map(len, pieces)) + 2 * len(pieces) + 2, "the result of format()")
+    """``first + ", ".join(pieces) + last``, counted against the memory budget first (with the
+    pieces, each a string object of its own)."""
+    budget.allocate(
+        sum(map(len, pieces)) + (2 + STRING_OBJECT) * len(pieces) + 2, "the result of format()"
+    )
     return first + ", ".join(pieces) + last
+
+
+STRING_OBJECT = 56  # what a Python string takes beyond its characters, with its slot in a list
+
+
+def formatted_size(value: Any) -> int:
+    """The least memory ``%s`` of a list or map takes (its pieces and the text they make),
+    counted once per distinct list or map: a list that holds the same list many times over is
+    cheap to build and enormous formatted."""
+    sizes: dict[int, int] = {}
+
+    def size(v: Any) -> int:
+        if isinstance(v, str | bytes):
+            return len(v) + 2
+        if not isinstance(v, list | dict):
+            return 1
+        if id(v) not in sizes:
+            items = v if isinstance(v, list) else list(itertools.chain.from_iterable(v.items()))
+            kinds = set(map(type, items))
+            each = len(items) * (2 + STRING_OBJECT)
+            if not any(issubclass(k, list | dict | str | bytes) for k in kinds):  # scalars
+                sizes[id(v)] = 2 + each + len(items)
+            elif kinds <= {str, bytes}:
+                sizes[id(v)] = 2 + each + sum(map(len, items)) + 2 * len(items)
+            else:
+                sizes[id(v)] = 2 + each + sum(size(x) for x in budget.each(items))
+        return sizes[id(v)]
+
+    return size(value)
 
 
 def _fmt_clause_any(arg: Any) -> str:
@@ -1437,6 +1470,8 @@ def _format(fmt: str, args: list[Any]) -> str:
     def clause(verb: str, precision: int | None, index: int) -> str:
         value = args[index]
         if verb == "s":
+            if isinstance(value, list | dict):
+                budget.require(formatted_size(value), "the result of format()")
             return _fmt_string(value)
         if verb == "d":
             return _fmt_decimal(value)

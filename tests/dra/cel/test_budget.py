@@ -172,6 +172,35 @@ def test_a_format_width_is_counted_before_formatting(expression: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "listed",
+    [
+        "x11",  # 2 million numbers: 2 million strings of their own, formatted
+        "[" + ", ".join(["x11"] * 4) + "]",
+    ],
+)
+def test_formatting_a_long_list_is_refused_before_it_is_formatted(
+    monkeypatch: pytest.MonkeyPatch, listed: str
+) -> None:
+    monkeypatch.setattr(fn, "_fmt_clause_any", never_called)
+    body = f'"%s".format([{listed}]).size() > 0'
+    program = compile_selector(doubling(2, 11, "lists.range(1000)", body))
+    with pytest.raises(MemoryBudgetExceeded, match="the result of format"):
+        program.matches({})
+
+
+def test_formatting_a_list_of_repeated_lists_is_refused_before_it_is_formatted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fn, "_fmt_clause_any", never_called)
+    nested = "cel.bind(x0, [1], " + "".join(
+        f"cel.bind(x{i + 1}, [x{i}, x{i}, x{i}, x{i}], " for i in range(20)
+    )
+    program = compile_selector(nested + '"%s".format([x20]).size() > 0' + ")" * 21)
+    with pytest.raises(MemoryBudgetExceeded, match="the result of format"):
+        program.matches({})
+
+
+@pytest.mark.parametrize(
     ("copies", "levels", "start"),
     [(4, 10, "lists.range(10)"), (2, 22, "[1, 2, 3, 4]"), (20, 5, "lists.range(10)")],
 )
