@@ -218,22 +218,34 @@ _NUMBERS = frozenset((int, UInt, float))
 
 
 def _lists_equal(a: list[Any], b: list[Any]) -> bool:
-    if python_equality(a, b):
+    if python_equality(a, b, nested=True):
         return a == b
     return all(equals(x, y) for x, y in budget.each(zip(a, b, strict=True)))
 
 
-def python_equality(*lists: list[Any]) -> bool:
-    """Whether Python's equality (and hashing) of these lists' elements is CEL's: strings,
-    bytes, bools or numbers, with no NaN (Python takes a NaN in a list as equal to itself) and
-    no bool beside numbers (True == 1 in Python)."""
+def python_equality(*lists: list[Any], nested: bool = False) -> bool:
+    """Whether Python's equality (and, unless ``nested``, hashing) of these lists' elements is
+    CEL's: strings, bytes, bools or numbers (and, if ``nested``, lists of them, each distinct
+    list looked at once), with no NaN (Python takes a NaN in a list as equal to itself) and no
+    bool beside numbers (True == 1 in Python)."""
     kinds: set[type] = set()
-    for items in lists:
-        kinds.update(map(type, items))
-    return (
-        kinds <= _PLAIN
-        and not (bool in kinds and kinds & _NUMBERS)
-        and not (float in kinds and any(x != x for x in budget.each(itertools.chain(*lists))))
+    todo = {id(items): items for items in lists}
+    seen: dict[int, list[Any]] = {}
+    while todo:
+        key, items = todo.popitem()
+        seen[key] = items
+        found = set(map(type, items))
+        if nested and list in found:
+            found.discard(list)
+            for x in budget.each(items):
+                if type(x) is list and id(x) not in seen:
+                    todo[id(x)] = x
+        kinds |= found
+        if not kinds <= _PLAIN:
+            return False
+    return not (bool in kinds and kinds & _NUMBERS) and not (
+        float in kinds
+        and any(x != x for x in budget.each(itertools.chain.from_iterable(seen.values())))
     )
 
 

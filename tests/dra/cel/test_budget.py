@@ -307,14 +307,17 @@ def test_the_functions_loops_stop_at_the_deadline(call: Callable[[], Any]) -> No
         budget.restore(previous)
 
 
-def test_an_equality_that_would_take_hours_is_interrupted() -> None:
-    """[x, x, x, x] nested 15 times costs 1 to compare (cel-go: forever)."""
-    nested = "cel.bind(x0, [1], " + "".join(
-        f"cel.bind(x{i + 1}, [x{i}, x{i}, x{i}, x{i}], " for i in range(15)
-    )
-    program = compile_selector(nested + "x15 == [x14, x14, x14, x14]" + ")" * 16)
+def test_an_equality_that_would_take_hours_is_answered_or_interrupted() -> None:
+    """[x, x, x, x] nested 15 times costs 1 to compare (cel-go walks its 4^15 elements). Lists
+    of plain values compare in C, which knows a list equals itself; lists of durations are
+    walked, until the deadline."""
+    nested = "".join(f"cel.bind(x{i + 1}, [x{i}, x{i}, x{i}, x{i}], " for i in range(15))
+    equality = "x15 == [x14, x14, x14, x14]" + ")" * 16
+    plain = compile_selector("cel.bind(x0, [1.0], " + nested + equality)
+    assert plain.matches({}, Context(deadline=time.monotonic() + 5)) is True
+    durations = compile_selector('cel.bind(x0, [duration("1s")], ' + nested + equality)
     with pytest.raises(Interrupted):
-        program.matches({}, Context(deadline=time.monotonic() + 0.2))
+        durations.matches({}, Context(deadline=time.monotonic() + 0.2))
 
 
 # --- the 500s: cel-go's errors -------------------------------------------------------------------
@@ -377,3 +380,22 @@ def test_double_of_a_long_run_of_digits_answers_at_once() -> None:
     program = compile_selector(f'double({digits} + "x") > 0.0')
     with pytest.raises(CelEvalError, match="type conversion error from 'string' to 'double'"):
         program.matches({})
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        ([[1], [2.0]], [[1], [2]], True),  # numbers across types
+        ([[float("nan")]], [[float("nan")]], False),  # a NaN is not equal to itself
+        ([[True]], [[1]], False),  # a bool is not a number
+        ([[1, [2]]], [[1, [2]]], True),
+        ([["a"]], [[b"a"]], False),
+        ([[1]], [[1, 2]], False),
+    ],
+)
+def test_lists_of_lists_compare_as_in_cel(a: Any, b: Any, equal: bool) -> None:
+    """Lists of plain values compare in C (a list of 2 million lists: 6.3 s -> 0.9 s), with
+    CEL's answer."""
+    shared = [a[0]] * 1000  # the same list many times over is looked at once
+    assert equals(a, b) is equal
+    assert equals(shared, [b[0]] * 1000) is equal
