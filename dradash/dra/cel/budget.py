@@ -32,8 +32,9 @@ MEMORY_BUDGET = 64 * 1024 * 1024  # approximate bytes of values created by one e
 CHECK_EVERY = 256  # loop steps between two looks at the clock
 
 # What a created value counts, in approximate bytes: a character of a string or a byte of bytes
-# 1, a list element 8 (a pointer), a map entry 64, an integer that lists.range creates 36.
-LIST_SLOT, MAP_ENTRY, NEW_INT = 8, 64, 36
+# 1, a list element 8 (a pointer), a map entry 64, an integer that lists.range creates 36, a
+# string that is one of many pieces (split, findAll, format) 56 more than its characters.
+LIST_SLOT, MAP_ENTRY, NEW_INT, NEW_STRING = 8, 64, 36, 56
 
 T = TypeVar("T")
 

@@ -31,7 +31,7 @@ import re2
 
 from dradash.dra.cel import budget, timelib
 from dradash.dra.cel import types as t
-from dradash.dra.cel.budget import LIST_SLOT, MAP_ENTRY, NEW_INT
+from dradash.dra.cel.budget import LIST_SLOT, MAP_ENTRY, NEW_INT, NEW_STRING
 from dradash.dra.cel.quantity import Quantity, QuantityError
 from dradash.dra.cel.semver import Semver, SemverError
 from dradash.dra.cel.timelib import Duration, Timestamp
@@ -373,7 +373,7 @@ def format_key(key: Any) -> str:
 
 def _in(a: Any, b: Any) -> bool:
     if isinstance(b, list):
-        if type(a) is str:  # only a string equals a string, in CEL as in Python
+        if python_equality([a], b):
             return a in b
         return any(equals(a, x) for x in budget.each(b))
     if isinstance(b, dict):
@@ -726,16 +726,11 @@ def _replace(s: str, old: str, new: str, n: int = -1) -> str:
         n = -1
     if old == "":
         # Go inserts new before every code point and at the end (up to n times).
-        pieces, count = [], 0
-        for ch in budget.each(s):
-            if n >= 0 and count >= n:
-                pieces.append(ch)
-                continue
-            pieces.append(new + ch)
-            count += 1
-        if n < 0 or count < n:
-            pieces.append(new)
-        return "".join(pieces)
+        if n == 0:
+            return s
+        if n < 0 or n > len(s):
+            return new + new.join(s) + new
+        return new + new.join(s[:n]) + s[n:]
     return s.replace(old, new, n)
 
 
@@ -788,16 +783,16 @@ def _join(items: list[Any], sep: str = "") -> str:
 
 
 def _quote(s: str) -> str:
-    out = []
-    for c in budget.each(s):
-        out.append(_QUOTE.get(c, c))
-    return '"' + "".join(out) + '"'
+    return '"' + s.translate(_QUOTE_TABLE) + '"'
 
 
 _QUOTE = {
     "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
     "\\": "\\\\", '"': '\\"',
 }  # fmt: skip
+_QUOTE_TABLE = str.maketrans(_QUOTE)
+# Go's %q: control characters as \x hex escapes too.
+_GO_QUOTE_TABLE = str.maketrans({chr(c): f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | _QUOTE)
 
 
 # --- lists (library.Lists, ext.Lists v3, ext.Sets) ------------------------------------------
@@ -840,10 +835,14 @@ def _extreme(name: str, prefer: int) -> Impl:
 
 
 def _list_index_of(items: list[Any], value: Any) -> int:
+    if python_equality([value], items):
+        return items.index(value) if value in items else -1
     return next((i for i, item in enumerate(budget.each(items)) if equals(item, value)), -1)
 
 
 def _list_last_index_of(items: list[Any], value: Any) -> int:
+    if python_equality([value], items):
+        return len(items) - 1 - items[::-1].index(value) if value in items else -1
     return next(
         (i for i in budget.each(range(len(items) - 1, -1, -1)) if equals(items[i], value)), -1
     )
@@ -1246,12 +1245,9 @@ def _joined(first: str, pieces: list[str], last: str) -> str:
     """``first + ", ".join(pieces) + last``, counted against the memory budget first (with the
     pieces, each a string object of its own)."""
     budget.allocate(
-        sum(map(len, pieces)) + (2 + STRING_OBJECT) * len(pieces) + 2, "the result of format()"
+        sum(map(len, pieces)) + (2 + NEW_STRING) * len(pieces) + 2, "the result of format()"
     )
     return first + ", ".join(pieces) + last
-
-
-STRING_OBJECT = 56  # what a Python string takes beyond its characters, with its slot in a list
 
 
 def formatted_size(value: Any) -> int:
@@ -1268,7 +1264,7 @@ def formatted_size(value: Any) -> int:
         if id(v) not in sizes:
             items = v if isinstance(v, list) else list(itertools.chain.from_iterable(v.items()))
             kinds = set(map(type, items))
-            each = len(items) * (2 + STRING_OBJECT)
+            each = len(items) * (2 + NEW_STRING)
             if not any(issubclass(k, list | dict | str | bytes) for k in kinds):  # scalars
                 sizes[id(v)] = 2 + each + len(items)
             elif kinds <= {str, bytes}:
@@ -1307,15 +1303,7 @@ def _quote_for_cel(value: Any, text: str) -> str:
 
 
 def _go_quote(s: str) -> str:
-    out = []
-    for c in budget.each(s):
-        if c in _QUOTE:
-            out.append(_QUOTE[c])
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\x{ord(c):02x}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
+    return '"' + s.translate(_GO_QUOTE_TABLE) + '"'
 
 
 def _fmt_fixed(arg: Any, precision: int) -> str:
@@ -2292,9 +2280,26 @@ def _replaced(args: tuple[Any, ...], size: int) -> int:
     return replace_size(args[0], args[1], args[2], n)
 
 
-def _pieces(args: tuple[Any, ...], size: int) -> int:
-    """split, findAll: at most a piece per character (and one more)."""
-    return (LIST_SLOT + 1) * (_text(args[0]) + 1)
+def _split_size(args: tuple[Any, ...], size: int) -> int:
+    """split: its pieces, each a string of its own, and their characters."""
+    s, sep, *rest = args
+    if type(s) is not str or type(sep) is not str:
+        return 0
+    pieces = len(s) if sep == "" else s.count(sep) + 1
+    if rest and type(rest[0]) is int and rest[0] >= 0:
+        pieces = min(pieces, rest[0])
+    return NEW_STRING * pieces + len(s)
+
+
+def _found_size(args: tuple[Any, ...], size: int) -> int:
+    """findAll: at most a match per character (and one more), each a string of its own."""
+    s, _, *rest = args
+    if type(s) is not str:
+        return 0
+    pieces = len(s) + 1
+    if rest and type(rest[0]) is int and rest[0] >= 0:
+        pieces = min(pieces, rest[0])
+    return NEW_STRING * pieces + len(s)
 
 
 def _inserted(args: tuple[Any, ...], size: int) -> int:
@@ -2315,8 +2320,8 @@ _GROWTH: dict[str, Growth] = {
     "replace": _replaced,
     "join": lambda args, size: size,  # result_size: the joined string's length
     "lists.range": lambda args, size: NEW_INT * max(args[0], 0) if type(args[0]) is int else 0,
-    "split": _pieces,
-    "findAll": _pieces,
+    "split": _split_size,
+    "findAll": _found_size,
     "strings.quote": lambda args, size: 4 * _text(args[0]) + 2,
     "bytes": lambda args, size: 4 * _text(args[0]),
     "cel.@mapInsert": _inserted,

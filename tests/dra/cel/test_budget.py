@@ -291,8 +291,6 @@ NESTED = [[i] for i in range(2000)]  # lists of lists: no shortcut through Pytho
         lambda: fn._sum(0)(list(range(2000))),
         lambda: fn._extreme("max", -1)(list(range(2000))),
         lambda: fn._format("%s", [NESTED]),
-        lambda: fn._quote("a" * 2000),
-        lambda: fn._replace("a" * 2000, "", "b"),
         lambda: fn._unwrap([fn.NONE] * 2000),
         lambda: fn.traversal_cost(NESTED),
         lambda: equals({i: i for i in range(2000)}, {i: i for i in range(2000)}),
