@@ -1,14 +1,16 @@
 """Issue 22 items 1, 2 and the CEL points of 11, through the selector API: every attack the red
 team sent answers 200 with an error on the device (the cost limit, dradash's memory budget) in
 a moment, never a 500 or a killed worker; the expressions that answered 500 get cel-go's
-error."""
+error. check_selector evaluates with the same budget."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from io import StringIO
 
 import pytest
 from django.core.cache import cache
+from django.core.management import CommandError, call_command
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +96,11 @@ def test_a_time_zone_that_is_no_zone_is_go_s_error(api_client, zone: str, errors
     [row] = data["results"]
     assert row["matches"] is None
     assert row["error"].removeprefix("CEL runtime error: ") in errors
+
+
+def test_check_selector_has_the_same_budget(demo) -> None:
+    out = StringIO()
+    expression = doubling(4, 10, "lists.range(10)", "size(x10) > 0")
+    with pytest.raises(CommandError, match="would abort scheduling"):
+        call_command("check_selector", expression, "--snapshot", str(demo[0].pk), stdout=out)
+    assert MEMORY in out.getvalue()
