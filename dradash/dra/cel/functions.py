@@ -667,6 +667,7 @@ def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
     for found in budget.each(compiled.finditer(s)):
         if found.start() == found.end() and found.start() == prev_end:
             continue  # Go skips an empty match right after the previous match
+        budget.allocate(NEW_STRING + found.end() - found.start(), "the result of findAll()")
         out.append(found.group(0))
         prev_end = found.end()
         if 0 < n <= len(out):
@@ -2249,8 +2250,8 @@ def sized_by_result(function: str, overload: str) -> bool:
 #
 # What a call adds to its evaluation's memory (approximate bytes, see budget.py), known from its
 # arguments before it runs: the size of the value it builds, or an upper bound where the exact
-# size would take the work itself. The planner counts it before the call; format counts its
-# pieces as it makes them.
+# size would take the work itself. The planner counts it before the call; format and findAll
+# count their pieces as they make them.
 
 Growth = Callable[[tuple[Any, ...], int], int]
 
@@ -2291,17 +2292,6 @@ def _split_size(args: tuple[Any, ...], size: int) -> int:
     return NEW_STRING * pieces + len(s)
 
 
-def _found_size(args: tuple[Any, ...], size: int) -> int:
-    """findAll: at most a match per character (and one more), each a string of its own."""
-    s, _, *rest = args
-    if type(s) is not str:
-        return 0
-    pieces = len(s) + 1
-    if rest and type(rest[0]) is int and rest[0] >= 0:
-        pieces = min(pieces, rest[0])
-    return NEW_STRING * pieces + len(s)
-
-
 def _inserted(args: tuple[Any, ...], size: int) -> int:
     m, *rest = args
     if not isinstance(m, dict):
@@ -2321,7 +2311,6 @@ _GROWTH: dict[str, Growth] = {
     "join": lambda args, size: size,  # result_size: the joined string's length
     "lists.range": lambda args, size: NEW_INT * max(args[0], 0) if type(args[0]) is int else 0,
     "split": _split_size,
-    "findAll": _found_size,
     "strings.quote": lambda args, size: 4 * _text(args[0]) + 2,
     "bytes": lambda args, size: 4 * _text(args[0]),
     "cel.@mapInsert": _inserted,
