@@ -9,6 +9,7 @@ at once, for the findings, capacity and inventory.
 from __future__ import annotations
 
 import re
+import time
 import zlib
 from collections import defaultdict
 from collections.abc import Callable
@@ -29,7 +30,8 @@ from dradash.dra.cel import (
     compile_selector,
     evaluate_devices,
 )
-from dradash.dra.cel.compiler import KEYS, Context
+from dradash.dra.cel.batch import EVALUATION_TIME_LIMIT
+from dradash.dra.cel.compiler import KEYS, Context, run
 from dradash.dra.cel.device import ABSENT, conversion_error, freeze, projection
 from dradash.dra.cel.dialect import Dialect
 from dradash.dra.gc import gc_paused
@@ -169,7 +171,7 @@ class Evaluation:
             if source not in failing:
                 continue
             try:
-                clause(Context(), {"device": device})
+                run(clause, device, Context(deadline=time.monotonic() + EVALUATION_TIME_LIMIT))
                 out.append(Clause(source))
             except CelEvalError as exc:
                 out.append(Clause(source, str(exc)))

@@ -7,10 +7,11 @@ costs of ``interpreter/runtimecost.go`` and the apiserver's ``library/cost.go``,
 cost limit.
 
 Not upstream, and never a different answer for an expression that stays within the cost
-limit: a call whose cost depends on its arguments only is charged *before* it runs, so a
-``replace`` the budget cannot pay for stops without building its result; a value longer than
-``MAX_VALUE_SIZE`` (a string, bytes or a list, which cel-go builds only if the cost limit lets
-it) is refused outright; and each evaluation has an optional wall-clock deadline.
+limit (budget.py): every call is charged its cel-go cost *before* it runs, so a call the budget
+cannot pay for never runs; the values an evaluation creates are counted against a memory budget
+before they are built; and each evaluation has an optional wall-clock deadline, checked in every
+loop. A comprehension appends to its own result list (or map) in place, as cel-go's mutable
+accumulators do, instead of copying it at every step.
 
 The planner also learns which parts of ``device`` the expression reads (so that devices alike
 in those parts are evaluated once) and the top-level ``&&`` clauses (for diagnostics).
@@ -18,14 +19,17 @@ in those parts are evaluated once) and the top-level ``&&`` clauses (for diagnos
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dradash.dra.cel import budget
 from dradash.dra.cel import functions as fn
 from dradash.dra.cel import types as t
+from dradash.dra.cel.budget import COST_LIMIT, LIST_SLOT, MAP_ENTRY, Context
 from dradash.dra.cel.checker import Checked
+from dradash.dra.cel.quantity import Quantity
+from dradash.dra.cel.semver import Semver
 from dradash.dra.cel.syntax import (
     Call,
     Comprehension,
@@ -43,6 +47,7 @@ from dradash.dra.cel.values import (
     CostLimitExceeded,
     Interrupted,
     MemoryBudgetExceeded,
+    Opaque,
     Optional,
     equals,
     go_type_name,
@@ -50,8 +55,8 @@ from dradash.dra.cel.values import (
     type_name,
 )
 
-COST_LIMIT = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost
-MAX_VALUE_SIZE = 16 * 1024 * 1024  # characters, bytes or list elements in one value
+__all__ = ["COST_LIMIT", "CelCompileError", "Context", "Program", "plan", "run"]
+
 KEYS = "<keys>"  # a path step meaning "the set of keys of this map"
 _FATAL = (CostLimitExceeded, Interrupted, MemoryBudgetExceeded)
 _UNSET = object()
@@ -66,27 +71,6 @@ class DomainMap(dict):  # type: ignore[type-arg]
 
     def __missing__(self, key: Any) -> dict[str, Any]:
         return {}
-
-
-@dataclass
-class Context:
-    """Per-evaluation budget: cost units and an optional wall-clock deadline."""
-
-    limit: int = COST_LIMIT
-    deadline: float | None = None
-    cost: int = 0
-    ticks: int = 0
-
-    def spend(self, units: int = 1) -> None:
-        self.cost += units
-        if self.cost > self.limit:
-            raise CostLimitExceeded()
-
-    def tick(self) -> None:
-        """Called once per comprehension step: checks the deadline now and then."""
-        self.ticks += 1
-        if self.deadline is not None and not self.ticks & 255 and time.monotonic() > self.deadline:
-            raise Interrupted()
 
 
 Eval = Callable[[Context, dict[str, Any]], Any]
@@ -114,7 +98,7 @@ class Program:
     list_values: bool = False  # whether a device's list-typed attributes are CEL lists
 
     def evaluate(self, device: dict[str, Any], ctx: Context | None = None) -> Any:
-        return self.fn(ctx or Context(), {"device": device})
+        return run(self.fn, device, ctx or Context())
 
     def matches(self, device: dict[str, Any], ctx: Context | None = None) -> bool:
         """Whether the device matches; CelEvalError when the selector fails on it."""
@@ -133,12 +117,21 @@ class Program:
         deadline = ctx.deadline if ctx is not None else None
         for source, clause in self.clauses:
             try:
-                ok = clause(Context(deadline=deadline), {"device": device}) is True
+                ok = run(clause, device, Context(deadline=deadline)) is True
             except CelEvalError:
                 ok = False
             if not ok:
                 failed.append(source)
         return failed
+
+
+def run(fn: Eval, device: dict[str, Any], ctx: Context) -> Any:
+    """Evaluate with ``ctx`` as the thread's current budget (the functions' loops see it)."""
+    previous = budget.activate(ctx)
+    try:
+        return fn(ctx, {"device": device})
+    finally:
+        budget.restore(previous)
 
 
 def _native_bool_error(value: Any) -> str:
@@ -159,11 +152,21 @@ class _Planner:
         self.optimize = optimize  # cel.OptOptimize (Kubernetes always sets it)
         self.reads: set[tuple[str, ...]] = set()
         self.scopes: list[dict[str, tuple[str, ...] | None]] = []
+        self.mutable: set[int] = set()  # the scopes of accumulators that grow in place
 
     def use(self, node: Node) -> Node:
         if node.path is not None:
             self.reads.add(node.path)
         return node
+
+    def own_accumulator(self, e: Expr) -> bool:
+        """Whether ``e`` is the accumulator of the comprehension being planned, one that starts
+        as an empty list or map (cel-go's mutable accumulator: see comprehension)."""
+        if not isinstance(e, Ident):
+            return False
+        name = self.c.idents.get(e.id, e.name)
+        scope = next((s for s in reversed(self.scopes) if name in s), None)
+        return scope is not None and id(scope) in self.mutable
 
     def lookup(self, name: str) -> tuple[bool, tuple[str, ...] | None]:
         for scope in reversed(self.scopes):
@@ -294,6 +297,9 @@ class _Planner:
         overload = func.overload(ids[0]) if len(ids) == 1 else None
         impl = _dispatcher(func, overload)
         oid = ids[0] if len(ids) == 1 else ""
+        if name in ("_+_", "cel.@mapInsert") and self.own_accumulator(args[0]):
+            in_place = _in_place(impl, list if name == "_+_" else dict)
+            return self.strict_call(name, oid, in_place, nodes, fn.accumulator_growth)
         node = self.strict_call(name, oid, impl, nodes)
         # OptOptimize: type conversions of literals are computed now.
         if not self.optimize:
@@ -315,9 +321,29 @@ class _Planner:
                     raise CelCompileError(f"program instantiation failed: {error}")
         return node
 
-    def strict_call(self, name: str, oid: str, impl: Callable[..., Any], nodes: list[Node]) -> Node:
+    def strict_call(
+        self,
+        name: str,
+        oid: str,
+        impl: Callable[..., Any],
+        nodes: list[Node],
+        grow: fn.Growth | None = None,
+    ) -> Node:
+        """A call of a strict function: its arguments first (the first error among them is the
+        call's), then its cost and the memory its result takes are charged, then it runs."""
         fns = [n.fn for n in nodes]
-        sized = name in _SIZED
+        cost = fn.call_cost(name, oid, len(nodes))
+        sized = fn.sized_by_result(name, oid)
+        grow = grow or fn.growth(name)
+        what = "a concatenation" if name == "_+_" else f"the result of {name}()"
+
+        if not nodes:
+
+            def call0(ctx: Context, v: dict[str, Any]) -> Any:
+                ctx.spend(cost if type(cost) is int else cost((), 1))
+                return impl()
+
+            return Node(call0)
 
         def call(ctx: Context, v: dict[str, Any]) -> Any:
             args = []
@@ -334,26 +360,24 @@ class _Planner:
                 ctx.spend(1)
                 raise error
             args_t = tuple(args)
-            if sized:
-                _guard(ctx, name, oid, args_t)
+            if type(cost) is int:
+                charged = cost
+                size = 1
+            else:
+                size = fn.result_size(name, oid, args_t) if sized else 1
+                charged = cost(args_t, size)
+            ctx.spend(charged)
+            if grow is not None and (more := grow(args_t, size)):
+                ctx.allocate(more, what)
             try:
-                result = impl(*args_t)
+                return impl(*args_t)
             except CelEvalError:
-                ctx.spend(fn.call_cost(name, oid, args_t, None))
+                if sized and type(cost) is not int:
+                    ctx.cost += cost(args_t, 1) - charged  # cel-go: an error result's size is 1
                 raise
             except (ValueError, TypeError, ArithmeticError, AttributeError, IndexError) as exc:
-                ctx.spend(1)
                 raise CelEvalError(f"{name}: {exc}") from None
-            ctx.spend(fn.call_cost(name, oid, args_t, result))
-            return result
 
-        if not nodes:
-
-            def call0(ctx: Context, v: dict[str, Any]) -> Any:
-                ctx.spend(1)
-                return impl()
-
-            return Node(call0)
         return Node(call)
 
     def equality(self, nodes: list[Node], negate: bool) -> Node:
@@ -376,7 +400,9 @@ class _Planner:
             if error is not None:
                 ctx.spend(1)
                 raise error
-            ctx.spend(fn.call_cost("_==_", "equals", (a, b), None))
+            ctx.spend(fn.equality_cost(a, b))
+            if not negate and _kubernetes_type_against_another(a, b):
+                raise CelEvalError("no such overload")
             return equals(a, b) is not negate
 
         return Node(eq)
@@ -535,6 +561,7 @@ class _Planner:
         def build(ctx: Context, v: dict[str, Any]) -> list[Any]:
             out = [f(ctx, v) for f in fns]
             ctx.spend(10)
+            ctx.allocate(LIST_SLOT * len(out), "a list")
             return _build_list(out, optional) if optional else out
 
         return Node(build)
@@ -553,6 +580,7 @@ class _Planner:
                 ks.append(kf(ctx, v))
                 xs.append(xf(ctx, v))
             ctx.spend(30)
+            ctx.allocate(MAP_ENTRY * len(ks), "a map")
             return _build_map(ks, xs, optional)
 
         return Node(build)
@@ -567,6 +595,14 @@ class _Planner:
             self.reads.add((*target.path, KEYS) if len(target.path) < 3 else target.path)
         accu_init = self.value(e.accu_init)
         self.scopes.append({e.accu_var: None})
+        # cel-go's folder: an accumulator that starts as an empty list or map is a mutable one,
+        # which `accumulator + [x]` and cel.@mapInsert change in place (map, filter,
+        # transformList, transformMap, transformMapEntry).
+        mutable = (isinstance(e.accu_init, ListExpr) and not e.accu_init.elements) or (
+            isinstance(e.accu_init, MapExpr) and not e.accu_init.entries
+        )
+        if mutable:
+            self.mutable.add(id(self.scopes[-1]))
         names = [e.iter_var] + ([e.iter_var2] if e.iter_var2 else [])
         self.scopes.append(dict.fromkeys(names))
         try:
@@ -577,12 +613,11 @@ class _Planner:
         try:
             result = self.value(e.result)
         finally:
-            self.scopes.pop()
+            self.mutable.discard(id(self.scopes.pop()))
         range_fn, init_fn = target.fn, accu_init.fn
         cond_fn, step_fn, result_fn = cond.fn, step.fn, result.fn
         accu, var1, var2 = e.accu_var, e.iter_var, e.iter_var2
         cond_const = cond.const if cond.is_const else _UNSET
-        builds_list = e.macro in ("map", "filter", "transformList")
 
         def fold(ctx: Context, v: dict[str, Any]) -> Any:
             coll = range_fn(ctx, v)
@@ -594,7 +629,7 @@ class _Planner:
             elif not isinstance(coll, list | dict):
                 raise CelEvalError(f"got '{go_type_name(coll)}', expected iterable type")
             saved = [v.get(n, _UNSET) for n in (accu, var1, var2)]
-            v[accu] = _Lazy(init_fn)
+            v[accu] = _Lazy(init_fn, mutable)
             try:
                 if isinstance(coll, dict):
                     items = coll.items() if var2 else ((k,) for k in coll)
@@ -622,8 +657,6 @@ class _Planner:
                         raise
                     except CelEvalError as exc:
                         acc = _Error(exc)
-                    if builds_list and isinstance(acc, list) and len(acc) > MAX_VALUE_SIZE:
-                        raise MemoryBudgetExceeded("a list")
                     v[accu] = acc
                 _restore(v, var1, saved[1])
                 if var2:
@@ -658,12 +691,14 @@ class _Planner:
 
 class _Lazy:
     """A comprehension accumulator (or cel.bind variable), evaluated on first use as cel-go's
-    folder does; an error is kept and raised on every use."""
+    folder does; an error is kept and raised on every use. A mutable accumulator starts as a
+    list or map of its own (the empty literal it is planned from is a constant)."""
 
-    __slots__ = ("init",)
+    __slots__ = ("init", "mutable")
 
-    def __init__(self, init: Eval) -> None:
+    def __init__(self, init: Eval, mutable: bool = False) -> None:
         self.init = init
+        self.mutable = mutable
 
     def force(self, ctx: Context, v: dict[str, Any], name: str) -> Any:
         try:
@@ -672,6 +707,8 @@ class _Lazy:
             raise
         except CelEvalError as exc:
             value = _Error(exc)
+        if self.mutable and (value == [] or value == {}):
+            value = type(value)()
         v[name] = value
         if value.__class__ is _Error:
             raise value.error
@@ -689,20 +726,33 @@ class _Error:
 
 _CONVERSIONS = {"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp",
                 "type", "uint"}  # fmt: skip
-_SIZED = {"replace", "join", "_+_", "lists.range", "format", "upperAscii", "lowerAscii",
-          "quantity", "semver", "split", "strings.quote", "flatten", "sort", "distinct",
-          "sets.contains", "sets.intersects", "sets.equivalent"}  # fmt: skip
 
 
-def _guard(ctx: Context, name: str, oid: str, args: tuple[Any, ...]) -> None:
-    """Charge what a call costs before it runs, when that is known from its arguments, and
-    refuse a result bigger than MAX_VALUE_SIZE."""
-    early = fn.pre_cost(name, oid, args)
-    if early is not None and ctx.cost + early > ctx.limit:
-        raise CostLimitExceeded()
-    size = fn.result_size(name, args)
-    if size is not None and size > MAX_VALUE_SIZE:
-        raise MemoryBudgetExceeded(f"the result of {name}")
+def _kubernetes_type_against_another(a: Any, b: Any) -> bool:
+    """``==`` is ``a.Equal(b)``: the apiserver's types (Quantity, Semver, IP, CIDR, URL,
+    Format) answer "no such overload" for a value of another type, but null (``!=`` is never an
+    error: it is ``Equal(a, b) != true``)."""
+    if isinstance(a, Opaque):
+        return b is not None and not (isinstance(b, Opaque) and b.kind == a.kind)
+    return isinstance(a, Quantity | Semver) and b is not None and type(b) is not type(a)
+
+
+def _in_place(impl: Callable[..., Any], kind: type) -> Callable[..., Any]:
+    """``impl`` on a comprehension's own accumulator: ``_+_`` extends a list in place,
+    ``cel.@mapInsert`` inserts into a map in place; other operands go to ``impl``."""
+
+    def extend(acc: Any, other: Any) -> Any:
+        if type(acc) is list and type(other) is list:
+            acc.extend(other)
+            return acc
+        return impl(acc, other)
+
+    def insert(acc: Any, *rest: Any) -> Any:
+        if type(acc) is dict and (len(rest) == 2 or type(rest[0]) is dict):
+            return fn.insert_into(acc, *rest)
+        return impl(acc, *rest)
+
+    return extend if kind is list else insert
 
 
 def _dispatcher(func: fn.Function, overload: fn.Overload | None) -> Callable[..., Any]:

@@ -17,18 +17,21 @@ the trackers of ``ext/lists.go`` and ``ext/sets.go`` (see ``call_cost``).
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import math
 import re
+import threading
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import re2
 
-from dradash.dra.cel import timelib
+from dradash.dra.cel import budget, timelib
 from dradash.dra.cel import types as t
+from dradash.dra.cel.budget import LIST_SLOT, MAP_ENTRY, NEW_INT, NEW_STRING
 from dradash.dra.cel.quantity import Quantity, QuantityError
 from dradash.dra.cel.semver import Semver, SemverError
 from dradash.dra.cel.timelib import Duration, Timestamp
@@ -39,6 +42,7 @@ from dradash.dra.cel.values import (
     NO_SUCH_OVERLOAD,
     NONE,
     CelEvalError,
+    CostLimitExceeded,
     Opaque,
     Optional,
     TypeValue,
@@ -49,6 +53,7 @@ from dradash.dra.cel.values import (
     is_number,
     map_get,
     no_overload,
+    python_equality,
     size_of,
     type_name,
 )
@@ -368,7 +373,9 @@ def format_key(key: Any) -> str:
 
 def _in(a: Any, b: Any) -> bool:
     if isinstance(b, list):
-        return any(equals(a, x) for x in b)
+        if python_equality([a], b):
+            return a in b
+        return any(equals(a, x) for x in budget.each(b))
     if isinstance(b, dict):
         return map_get(b, a)[0]
     raise CelEvalError(NO_SUCH_OVERLOAD)
@@ -376,12 +383,22 @@ def _in(a: Any, b: Any) -> bool:
 
 # --- conversions ------------------------------------------------------------------------------
 
+
+def _re2_options(max_mem: int) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = max_mem
+    return options
+
+
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _UINT_RE = re.compile(r"\+?[0-9]+")
-_FLOAT_RE = re.compile(
-    r"[+-]?(?:(?:[0-9](?:_?[0-9])*)?\.?[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9]+)?|[0-9]+\.|"
+# RE2, not re: Python's backtracking took quadratic time over a long run of digits (seconds
+# for 8,000 digits that double() refuses).
+_FLOAT_RE = re2.compile(
+    r"(?i)[+-]?(?:(?:[0-9](?:_?[0-9])*)?\.?[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9]+)?|[0-9]+\.|"
     r"inf|infinity|nan)",
-    re.IGNORECASE,
+    options=_re2_options(8 << 20),
 )
 _BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
 _BOOLS.update({"0": False, "f": False, "F": False, "FALSE": False, "false": False})
@@ -436,8 +453,8 @@ def to_int(v: Any) -> int:
             raise CelEvalError("integer overflow")
         return int(v)
     if tv is str:
-        if _INT_RE.fullmatch(v):
-            n = int(v)
+        if _INT_RE.fullmatch(v) and len(digits := _digits(v)) <= 19:
+            n = -int(digits or "0") if v[0] == "-" else int(digits or "0")
             if INT64_MIN <= n <= INT64_MAX:
                 return n
         raise conversion_error("string", "int")
@@ -446,6 +463,12 @@ def to_int(v: Any) -> int:
     if tv is Timestamp:
         return v.ns // timelib.NS
     raise no_overload("int", v)
+
+
+def _digits(v: str) -> str:
+    """The significant digits of a decimal integer (Go's ParseInt reads any number of leading
+    zeros; Python's int() refuses strings of more than 4,300 digits)."""
+    return v.lstrip("+-").lstrip("0")
 
 
 def to_uint(v: Any) -> UInt:
@@ -461,8 +484,10 @@ def to_uint(v: Any) -> UInt:
             raise CelEvalError("unsigned integer overflow")
         return UInt(int(v))
     if tv is str:
-        if _UINT_RE.fullmatch(v) and int(v) <= 2**64 - 1:
-            return UInt(int(v))
+        if _UINT_RE.fullmatch(v) and len(digits := _digits(v)) <= 20:
+            n = int(digits or "0")
+            if n <= 2**64 - 1:
+                return UInt(n)
         raise conversion_error("string", "uint")
     raise no_overload("uint", v)
 
@@ -567,17 +592,42 @@ def type_value(v: Any) -> TypeValue:
 
 # --- strings (cel-go standard and ext.Strings v2) ----------------------------------------------
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
+
+# RE2 bounds what a compiled regex may use, its program and the DFA states it caches as it
+# matches (it falls back to its slower linear-time NFA when they run out), by max_mem. A regex
+# compiles when its program fits RE2's default of 8 MiB (Go's regexp takes larger programs:
+# a few regexes it accepts are "pattern too large" here). dradash keeps the REGEX_CACHE most
+# recently used regexes, each compiled to use at most 1 MiB; a regex whose program needs more is
+# compiled for the call and dropped after it (Go compiles a regex that is not a literal at every
+# call, and Kubernetes keeps the programs of only 10 selectors).
+REGEX_CACHE = 64
+_CACHED = _re2_options(1 << 20)
+_UNCACHED = _re2_options(8 << 20)
+_regexes: OrderedDict[str, Any] = OrderedDict()
+_regexes_lock = threading.Lock()
 
 
-@lru_cache(maxsize=512)
 def regex(pattern: str) -> Any:
     """RE2, as Go's regexp (and Kubernetes) evaluate CEL regexes: linear time."""
+    with _regexes_lock:
+        compiled = _regexes.get(pattern)
+        if compiled is not None:
+            _regexes.move_to_end(pattern)
+            return compiled
     try:
-        return re2.compile(pattern, options=_RE2_OPTIONS)
+        compiled = re2.compile(pattern, options=_CACHED)
     except re2.error as exc:
-        raise CelEvalError(f"error parsing regexp: {_re2_message(exc)}") from None
+        if "too large" not in _re2_message(exc):
+            raise CelEvalError(f"error parsing regexp: {_re2_message(exc)}") from None
+        try:
+            return re2.compile(pattern, options=_UNCACHED)
+        except re2.error as exc:
+            raise CelEvalError(f"error parsing regexp: {_re2_message(exc)}") from None
+    with _regexes_lock:
+        _regexes[pattern] = compiled
+        if len(_regexes) > REGEX_CACHE:
+            _regexes.popitem(last=False)
+    return compiled
 
 
 def _re2_message(exc: Exception) -> str:
@@ -614,9 +664,10 @@ def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
         return []
     out: list[str] = []
     prev_end = -1
-    for found in compiled.finditer(s):
+    for found in budget.each(compiled.finditer(s)):
         if found.start() == found.end() and found.start() == prev_end:
             continue  # Go skips an empty match right after the previous match
+        budget.allocate(NEW_STRING + found.end() - found.start(), "the result of findAll()")
         out.append(found.group(0))
         prev_end = found.end()
         if 0 < n <= len(out):
@@ -676,16 +727,11 @@ def _replace(s: str, old: str, new: str, n: int = -1) -> str:
         n = -1
     if old == "":
         # Go inserts new before every code point and at the end (up to n times).
-        pieces, count = [], 0
-        for ch in s:
-            if n >= 0 and count >= n:
-                pieces.append(ch)
-                continue
-            pieces.append(new + ch)
-            count += 1
-        if n < 0 or count < n:
-            pieces.append(new)
-        return "".join(pieces)
+        if n == 0:
+            return s
+        if n < 0 or n > len(s):
+            return new + new.join(s) + new
+        return new + new.join(s[:n]) + s[n:]
     return s.replace(old, new, n)
 
 
@@ -731,23 +777,23 @@ def _trim(s: str) -> str:
 
 
 def _join(items: list[Any], sep: str = "") -> str:
-    for item in items:
+    for item in budget.each(items):
         if type(item) is not str:
             raise CelEvalError(f"join: invalid input: {item}")
     return sep.join(items)
 
 
 def _quote(s: str) -> str:
-    out = []
-    for c in s:
-        out.append(_QUOTE.get(c, c))
-    return '"' + "".join(out) + '"'
+    return '"' + s.translate(_QUOTE_TABLE) + '"'
 
 
 _QUOTE = {
     "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
     "\\": "\\\\", '"': '\\"',
 }  # fmt: skip
+_QUOTE_TABLE = str.maketrans(_QUOTE)
+# Go's %q: control characters as \x hex escapes too.
+_GO_QUOTE_TABLE = str.maketrans({chr(c): f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | _QUOTE)
 
 
 # --- lists (library.Lists, ext.Lists v3, ext.Sets) ------------------------------------------
@@ -755,7 +801,7 @@ _QUOTE = {
 
 def _is_sorted(items: list[Any]) -> bool:
     prev = None
-    for item in items:
+    for item in budget.each(items):
         if type(item) not in (int, UInt, float, str, bytes, bool, Timestamp, Duration):
             raise _nso()
         if prev is not None and compare(prev, item) == 1:
@@ -767,7 +813,7 @@ def _is_sorted(items: list[Any]) -> bool:
 def _sum(zero: Any) -> Impl:
     def total(items: list[Any]) -> Any:
         acc = zero
-        for item in items:
+        for item in budget.each(items):
             acc = _add(acc, item)
         return acc
 
@@ -777,7 +823,7 @@ def _sum(zero: Any) -> Impl:
 def _extreme(name: str, prefer: int) -> Impl:
     def pick(items: list[Any]) -> Any:
         result = None
-        for item in items:
+        for item in budget.each(items):
             if type(item) not in (int, UInt, float, str, bytes, bool, Timestamp, Duration):
                 raise _nso()
             if result is None or compare(result, item) == prefer:
@@ -790,11 +836,17 @@ def _extreme(name: str, prefer: int) -> Impl:
 
 
 def _list_index_of(items: list[Any], value: Any) -> int:
-    return next((i for i, item in enumerate(items) if equals(item, value)), -1)
+    if python_equality([value], items):
+        return items.index(value) if value in items else -1
+    return next((i for i, item in enumerate(budget.each(items)) if equals(item, value)), -1)
 
 
 def _list_last_index_of(items: list[Any], value: Any) -> int:
-    return next((i for i in range(len(items) - 1, -1, -1) if equals(items[i], value)), -1)
+    if python_equality([value], items):
+        return len(items) - 1 - items[::-1].index(value) if value in items else -1
+    return next(
+        (i for i in budget.each(range(len(items) - 1, -1, -1)) if equals(items[i], value)), -1
+    )
 
 
 def _slice(items: list[Any], start: int, end: int) -> list[Any]:
@@ -815,12 +867,36 @@ def _flatten(items: Any, depth: Any = 1) -> list[Any]:
     if depth < 0:
         raise CelEvalError("level must be non-negative")
     out: list[Any] = []
-    for item in items:
-        if isinstance(item, list) and depth > 0:
-            out.extend(_flatten(item, depth - 1))
-        else:
-            out.append(item)
+
+    def walk(items: list[Any], depth: int) -> None:
+        for item in budget.each(items):
+            if isinstance(item, list) and depth > 0:
+                walk(item, depth - 1)
+            else:
+                out.append(item)
+
+    walk(items, depth)
     return out
+
+
+def flattened_size(items: Any, depth: Any = 1) -> int:
+    """How many elements ``items.flatten(depth)`` has, counted without building it: once per
+    distinct list and depth (a list that holds the same list many times over is cheap to build
+    and enormous flattened)."""
+    if not isinstance(items, list) or type(depth) is not int or depth < 0:
+        return 0
+    counted: dict[tuple[int, int], int] = {}
+
+    def count(items: list[Any], depth: int) -> int:
+        key = (id(items), depth)
+        if key not in counted:
+            counted[key] = sum(
+                count(x, depth - 1) if isinstance(x, list) and depth > 0 else 1
+                for x in budget.each(items)
+            )
+        return counted[key]
+
+    return count(items, depth)
 
 
 def _sort(items: list[Any]) -> list[Any]:
@@ -837,9 +913,12 @@ def _sort(items: list[Any]) -> list[Any]:
 
 
 def _distinct(items: list[Any]) -> list[Any]:
+    if python_equality(items):  # hashable, and equal as CEL says
+        seen: set[Any] = set()
+        return [x for x in items if not (x in seen or seen.add(x))]  # type: ignore[func-returns-value]
     out: list[Any] = []
-    for item in items:
-        if not any(equals(item, seen) for seen in out):
+    for item in budget.each(items):
+        if not any(equals(item, seen) for seen in budget.each(out)):
             out.append(item)
     return out
 
@@ -849,19 +928,28 @@ def _range(n: int) -> list[int]:
 
 
 def _sets_contains(a: list[Any], b: list[Any]) -> bool:
-    return all(any(equals(x, y) for y in a) for x in b)
+    if python_equality(a, b):  # hashable, and equal as CEL says
+        return set(b) <= set(a)
+    return all(any(equals(x, y) for y in budget.each(a)) for x in b)
 
 
 def _sets_intersects(a: list[Any], b: list[Any]) -> bool:
-    return any(any(equals(x, y) for y in b) for x in a)
+    if python_equality(a, b):
+        return not set(a).isdisjoint(b)
+    return any(any(equals(x, y) for y in budget.each(b)) for x in a)
 
 
 def _map_insert(m: dict[Any, Any], *rest: Any) -> dict[Any, Any]:
-    out = dict(m)
+    return insert_into(dict(m), *rest)
+
+
+def insert_into(out: dict[Any, Any], *rest: Any) -> dict[Any, Any]:
+    """cel.@mapInsert into ``out`` itself (a comprehension's own accumulator: see planner.py)."""
     pairs = list(rest[0].items()) if len(rest) == 1 else [(rest[0], rest[1])]
-    for k, v in pairs:
+    for k, _ in pairs:
         if map_get(out, k)[0]:
             raise CelEvalError(f"insert failed: key {format_key(k)} already exists")
+    for k, v in pairs:
         out[k] = v
     return out
 
@@ -888,7 +976,7 @@ def _of_non_zero(value: Any) -> Optional:
 
 def _unwrap(items: list[Any]) -> list[Any]:
     out = []
-    for item in items:
+    for item in budget.each(items):
         if not isinstance(item, Optional):
             raise CelEvalError(f"value {item} is not optional")
         if item.present:
@@ -1105,7 +1193,7 @@ _NAMED_FORMATS = {
 
 def _validate(f: Opaque, s: str) -> Optional:
     pattern = _NAMED_FORMATS.get(f.value, ".*")
-    if re.fullmatch(pattern, s):
+    if regex(f"^(?:{pattern})$").search(s) is not None:  # RE2: linear, as Go's regexp
         return NONE
     return Optional([f"does not match the {f.text} format"])
 
@@ -1130,10 +1218,10 @@ _STRING_CLAUSE_TYPES = (
 
 def _fmt_string(arg: Any) -> str:
     if isinstance(arg, list):
-        return "[" + ", ".join(_quote_for_cel(x, _fmt_clause_any(x)) for x in arg) + "]"
+        return _joined("[", [_quote_for_cel(x, _fmt_clause_any(x)) for x in budget.each(arg)], "]")
     if isinstance(arg, dict):
         pairs = []
-        for k, v in arg.items():
+        for k, v in budget.each(arg.items()):
             if type(k) in (str, bool):
                 ks = _fmt_string(k)
             elif type(k) in (int, UInt):
@@ -1142,7 +1230,7 @@ def _fmt_string(arg: Any) -> str:
                 raise FormatError(f"no formatting function for map key of type {type_name(k)}")
             pairs.append((_quote_for_cel(k, ks), _quote_for_cel(v, _fmt_clause_any(v))))
         pairs.sort(key=lambda p: p[0])
-        return "{" + ", ".join(f"{k}:{v}" for k, v in pairs) + "}"
+        return _joined("{", [f"{k}:{v}" for k, v in pairs], "}")
     if arg is None:
         return "null"
     if type(arg) in (int, UInt, float, bool, str, bytes, Timestamp, Duration):
@@ -1152,6 +1240,41 @@ def _fmt_string(arg: Any) -> str:
     raise FormatError(
         f"string clause can only be used on {_STRING_CLAUSE_TYPES}, was given {type_name(arg)}"
     )
+
+
+def _joined(first: str, pieces: list[str], last: str) -> str:
+    """``first + ", ".join(pieces) + last``, counted against the memory budget first (with the
+    pieces, each a string object of its own)."""
+    budget.allocate(
+        sum(map(len, pieces)) + (2 + NEW_STRING) * len(pieces) + 2, "the result of format()"
+    )
+    return first + ", ".join(pieces) + last
+
+
+def formatted_size(value: Any) -> int:
+    """The least memory ``%s`` of a list or map takes (its pieces and the text they make),
+    counted once per distinct list or map: a list that holds the same list many times over is
+    cheap to build and enormous formatted."""
+    sizes: dict[int, int] = {}
+
+    def size(v: Any) -> int:
+        if isinstance(v, str | bytes):
+            return len(v) + 2
+        if not isinstance(v, list | dict):
+            return 1
+        if id(v) not in sizes:
+            items = v if isinstance(v, list) else list(itertools.chain.from_iterable(v.items()))
+            kinds = set(map(type, items))
+            each = len(items) * (2 + NEW_STRING)
+            if not any(issubclass(k, list | dict | str | bytes) for k in kinds):  # scalars
+                sizes[id(v)] = 2 + each + len(items)
+            elif kinds <= {str, bytes}:
+                sizes[id(v)] = 2 + each + sum(map(len, items)) + 2 * len(items)
+            else:
+                sizes[id(v)] = 2 + each + sum(size(x) for x in budget.each(items))
+        return sizes[id(v)]
+
+    return size(value)
 
 
 def _fmt_clause_any(arg: Any) -> str:
@@ -1181,15 +1304,7 @@ def _quote_for_cel(value: Any, text: str) -> str:
 
 
 def _go_quote(s: str) -> str:
-    out = []
-    for c in s:
-        if c in _QUOTE:
-            out.append(_QUOTE[c])
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\x{ord(c):02x}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
+    return '"' + s.translate(_GO_QUOTE_TABLE) + '"'
 
 
 def _fmt_fixed(arg: Any, precision: int) -> str:
@@ -1203,6 +1318,7 @@ def _fmt_fixed(arg: Any, precision: int) -> str:
         return "NaN"
     if math.isinf(arg):
         return "∞" if arg > 0 else "-∞"
+    budget.allocate(precision + 420, "the result of format()")  # 309 digits, 103 commas, sign
     return f"{arg:,.{precision}f}"
 
 
@@ -1213,6 +1329,7 @@ def _fmt_scientific(arg: Any, precision: int) -> str:
         raise FormatError(
             f"scientific clause can only be used on doubles, was given {type_name(arg)}"
         )
+    budget.allocate(max(precision, 0) + 32, "the result of format()")  # the width, or the text
     if arg != arg:
         text = "NaN"
     elif math.isinf(arg):
@@ -1244,6 +1361,7 @@ def _fmt_binary(arg: Any) -> str:
 
 
 def _fmt_hex(arg: Any, upper: bool) -> str:
+    budget.allocate(8 * size_of(arg), "the result of format()")
     if type(arg) in (int, UInt):
         text = format(int(arg), "x")
     elif type(arg) is str:
@@ -1313,6 +1431,13 @@ def parse_format(
                     "syntax",
                     arg,
                 )
+            if len(digits.lstrip("0")) > 19 or int(digits) > INT64_MAX:
+                raise FormatError(
+                    "could not parse formatting clause: error while parsing precision: error "
+                    f'while converting precision to integer: strconv.Atoi: parsing "{digits}": '
+                    "value out of range",
+                    arg,
+                )
             precision = int(digits)
             j = k
         verb = chr(data[j])
@@ -1326,6 +1451,7 @@ def parse_format(
             raise FormatError(f"error during formatting: {exc}", arg) from None
         i = j + 1
         arg += 1
+    budget.allocate(sum(map(len, out)), "the result of format()")
     return "".join(out), arg
 
 
@@ -1333,6 +1459,8 @@ def _format(fmt: str, args: list[Any]) -> str:
     def clause(verb: str, precision: int | None, index: int) -> str:
         value = args[index]
         if verb == "s":
+            if isinstance(value, list | dict):
+                budget.require(formatted_size(value), "the result of format()")
             return _fmt_string(value)
         if verb == "d":
             return _fmt_decimal(value)
@@ -1347,12 +1475,25 @@ def _format(fmt: str, args: list[Any]) -> str:
         return _fmt_octal(value)
 
     try:
-        return parse_format(fmt, len(args), clause)[0]
+        text, _ = parse_format(fmt, len(args), clause)
     except FormatError as exc:
         raise CelEvalError(str(exc)) from None
+    return text
 
 
 # --- declarations ---------------------------------------------------------------------------
+
+
+def _strings(test: Callable[[str, str], bool]) -> Impl:
+    """A string function cel-go binds without a type guard: its binding refuses anything else
+    (a list-typed attribute's ``contains``) with "no such overload"."""
+
+    def binding(s: Any, x: Any) -> bool:
+        if type(s) is not str or type(x) is not str:
+            raise _nso()
+        return test(s, x)
+
+    return binding
 
 
 def _declare_stdlib() -> None:
@@ -1501,17 +1642,17 @@ def _declare_stdlib() -> None:
     )  # fmt: skip
     declare(
         "contains",
-        m("contains_string", [STR, STR], BOOL, lambda s, x: x in s),
+        m("contains_string", [STR, STR], BOOL, _strings(lambda s, x: x in s)),
         guards=False,
     )
     declare(
         "endsWith",
-        m("ends_with_string", [STR, STR], BOOL, lambda s, x: s.endswith(x)),
+        m("ends_with_string", [STR, STR], BOOL, _strings(str.endswith)),
         guards=False,
     )
     declare(
         "startsWith",
-        m("starts_with_string", [STR, STR], BOOL, lambda s, x: s.startswith(x)),
+        m("starts_with_string", [STR, STR], BOOL, _strings(str.startswith)),
         guards=False,
     )
 
@@ -1859,7 +2000,7 @@ def _sort_by_keys(items: list[Any], keys: list[Any]) -> list[Any]:
     order = _sort(list(keys))
     used = [False] * len(keys)
     out = []
-    for k in order:
+    for k in budget.each(order):
         for i, key in enumerate(keys):
             if not used[i] and equals(key, k) and type(key) is type(k):
                 used[i] = True
@@ -1894,6 +2035,15 @@ TYPE_IDENTS: dict[str, T] = {
 
 
 # --- runtime cost -------------------------------------------------------------------------------
+#
+# CostTracker.costCall: the ext libraries' overload trackers (ext/lists.go, ext/sets.go), then
+# the apiserver's library.CostEstimator.CallCost (library/cost.go), then cel-go's defaults
+# (interpreter/runtimecost.go). cel-go computes a call's cost after the call from its arguments
+# and its result; here ``call_cost`` resolves, when the program is planned, how a call site's
+# cost follows from its arguments, and the planner charges it *before* the call runs. Where
+# cel-go's cost depends on the result (lists.range, slice, reverse, join), ``result_size``
+# predicts the result's size from the arguments, and a call that fails costs what cel-go
+# charges for an error result (whose size is 1).
 
 _STRING_FACTOR = 0.1
 _REGEX_FACTOR = 0.25
@@ -1903,20 +2053,80 @@ _SORT_TRACKED = {
     for c in ("int", "uint", "double", "bool", "google.protobuf.Duration",
               "google.protobuf.Timestamp", "string", "bytes")
 }  # fmt: skip
+_FIXED_1 = {
+    "serviceAccount", "path", "group", "resource", "subresource", "namespace", "name", "allowed",
+    "reason", "error", "errored", "masked", "prefixLength", "family", "isUnspecified",
+    "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast",
+    "format.named", "sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan",
+    "isLessThan", "compareTo", "add", "sub", "major", "minor", "patch", "getScheme",
+    "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery",
+}  # fmt: skip
+_STRING_ORDER = {
+    f"{op}_{kind}"
+    for op in ("less", "greater", "less_equals", "greater_equals")
+    for kind in ("string", "bytes")
+}
+
+# A call's cost: a constant, or a function of its arguments and its result's size.
+Cost = int | Callable[[tuple[Any, ...], int], int]
 
 
 def _ceil(x: float) -> int:
     return int(math.ceil(x))
 
 
-def _traversal(v: Any) -> int:
-    if isinstance(v, str | bytes):
-        return int(len(v) * _STRING_FACTOR)
-    if isinstance(v, list):
-        return sum(_traversal(x) for x in v)
-    if isinstance(v, dict):
-        return sum(_traversal(k) + _traversal(x) for k, x in v.items())
+def _strcost(v: Any, factor: float = _STRING_FACTOR) -> int:
+    return _ceil(size_of(v) * factor)
+
+
+def call_cost(function: str, overload: str, arity: int) -> Cost:
+    """How the cost of a call of ``function`` (resolved to ``overload``, or "" when it is
+    dispatched at runtime) with ``arity`` arguments follows from its arguments."""
+    if overload in _LIST_TRACKED:
+        return lambda args, size: size + 1 + 10
+    if overload in ("list_flatten", "list_flatten_int"):
+        return _flatten_cost
+    if overload == "list_distinct" or overload in _SORT_TRACKED:
+        return lambda args, size: _self_compare(args[0]) if isinstance(args[0], list) else 12
+    if overload.startswith("list_") and overload.endswith("_sortByAssociatedKeys"):
+        return lambda args, size: _self_compare(args[1]) if isinstance(args[1], list) else 12
+    if overload in ("list_sets_contains_list", "list_sets_intersects_list"):
+        return lambda args, size: 1 + size_of(args[0]) * size_of(args[1])
+    if overload == "list_sets_equivalent_list":
+        return lambda args, size: 1 + size_of(args[0]) * size_of(args[1]) * 2
+    k8s = _kubernetes_cost(function, overload, arity)
+    if k8s is not None:
+        return k8s
+    if overload in ("starts_with_string", "ends_with_string", "string_to_bytes",
+                    "bytes_to_string", "strings_quote", "string_format"):  # fmt: skip
+        return lambda args, size: _strcost(args[0])
+    if overload == "in_list":
+        return lambda args, size: size_of(args[1])
+    if overload in ("equals", "not_equals") or overload in _STRING_ORDER:
+        return lambda args, size: equality_cost(args[0], args[1])
+    if overload in ("add_string", "add_bytes"):
+        return lambda args, size: _ceil((size_of(args[0]) + size_of(args[1])) * _STRING_FACTOR)
+    if overload in ("matches", "matches_string"):
+        return _regex_cost
+    if overload == "contains_string":
+        return lambda args, size: _strcost(args[0]) * _strcost(args[1])
     return 1
+
+
+def equality_cost(a: Any, b: Any) -> int:
+    """``==`` and ``!=``: O(min(m, n)) (the apiserver's Kubernetes types: 1)."""
+    if isinstance(a, Quantity | Semver | Opaque):
+        return 1
+    return _ceil(min(size_of(a), size_of(b)) * _STRING_FACTOR)
+
+
+def _flatten_cost(args: tuple[Any, ...], size: int) -> int:
+    depth = args[1] if len(args) == 2 and type(args[1]) is int else 1
+    return int(size_of(args[0]) * depth) + 1 + 10
+
+
+def _regex_cost(args: tuple[Any, ...], size: int) -> int:
+    return _ceil((1 + size_of(args[0])) * _STRING_FACTOR) * _strcost(args[1], _REGEX_FACTOR)
 
 
 def _self_compare(items: list[Any]) -> int:
@@ -1927,135 +2137,213 @@ def _self_compare(items: list[Any]) -> int:
     return int(n * n * factor) + 1 + 10
 
 
-def call_cost(function: str, overload: str, args: tuple[Any, ...], result: Any) -> int:
-    """CostTracker.costCall: the ext libraries' overload trackers, then the apiserver's
-    library.CostEstimator.CallCost, then cel-go's defaults."""
-    if overload:
-        if overload in _LIST_TRACKED:
-            return size_of(result) + 1 + 10
-        if overload in ("list_flatten", "list_flatten_int"):
-            depth = args[1] if len(args) == 2 and type(args[1]) is int else 1
-            return int(size_of(args[0]) * depth) + 1 + 10
-        if overload == "list_distinct" or overload in _SORT_TRACKED:
-            return _self_compare(args[0]) if isinstance(args[0], list) else 12
-        if overload.startswith("list_") and overload.endswith("_sortByAssociatedKeys"):
-            return _self_compare(args[1]) if isinstance(args[1], list) else 12
-        if overload in ("list_sets_contains_list", "list_sets_intersects_list"):
-            return 1 + size_of(args[0]) * size_of(args[1])
-        if overload == "list_sets_equivalent_list":
-            return 1 + size_of(args[0]) * size_of(args[1]) * 2
-    k8s = _kubernetes_cost(function, overload, args, result)
-    if k8s is not None:
-        return k8s
-    if overload in (
-        "starts_with_string", "ends_with_string", "string_to_bytes", "bytes_to_string",
-        "strings_quote", "string_format",
-    ):  # fmt: skip
-        return _ceil(size_of(args[0]) * _STRING_FACTOR)
-    if overload == "in_list":
-        return size_of(args[1])
-    if overload in ("equals", "not_equals") or overload.startswith(
-        ("less_string", "greater_string", "less_equals_string", "greater_equals_string",
-         "less_bytes", "greater_bytes", "less_equals_bytes", "greater_equals_bytes")
-    ):  # fmt: skip
-        return _ceil(min(size_of(args[0]), size_of(args[1])) * _STRING_FACTOR)
-    if overload in ("add_string", "add_bytes"):
-        return _ceil((size_of(args[0]) + size_of(args[1])) * _STRING_FACTOR)
-    if overload in ("matches", "matches_string"):
-        s = _ceil((1 + size_of(args[0])) * _STRING_FACTOR)
-        return s * _ceil(size_of(args[1]) * _REGEX_FACTOR)
-    if overload == "contains_string":
-        return _ceil(size_of(args[0]) * _STRING_FACTOR) * _ceil(size_of(args[1]) * _STRING_FACTOR)
+def _kubernetes_cost(function: str, overload: str, arity: int) -> Cost | None:
+    if function == "check":
+        return 350000
+    if function in _FIXED_1:
+        return 1
+    if function in ("fieldSelector", "labelSelector") and arity >= 2:
+        return lambda args, size: int(
+            10 + size_of(args[1]) * _STRING_FACTOR + size_of(args[1]) * 0.5 * 50
+        )
+    if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
+        return (lambda args, size: traversal_cost(args[0])) if arity else 0
+    if function in ("url", "lowerAscii", "upperAscii", "substring", "trim") and arity:
+        return lambda args, size: _strcost(args[0])
+    if function in ("replace", "split") and arity:
+        return lambda args, size: _strcost(args[0], 2 * _STRING_FACTOR)
+    if function == "join" and arity:
+        return lambda args, size: _ceil(size * 2 * _STRING_FACTOR)
+    if function in ("find", "findAll") and arity >= 2:
+        return _regex_cost
+    if function in ("cidr", "isIP", "isCIDR") and arity:
+        return lambda args, size: _strcost(args[0])
+    if function == "ip" and arity:
+        return 1 if overload == "cidr_ip" else lambda args, size: _strcost(args[0])
+    if function == "ip.isCanonical" and arity:
+        return lambda args, size: _strcost(args[0], 2 * _STRING_FACTOR)
+    if function == "containsIP" and arity >= 2:
+        string = overload == "cidr_contains_ip_string"
+        return lambda args, size: (
+            _ceil(2 * size_of(args[0]) * _STRING_FACTOR) + (_strcost(args[1]) if string else 0)
+        )
+    if function == "containsCIDR" and arity >= 2:
+        string = overload == "cidr_contains_cidr_string"
+        return lambda args, size: (
+            _ceil(2 * size_of(args[0]) * _STRING_FACTOR)
+            + _strcost(args[0])
+            + 1
+            + (_strcost(args[1]) if string else 0)
+        )
+    if function in ("quantity", "isQuantity", "semver", "isSemver") and arity:
+        return lambda args, size: _strcost(args[0])
+    if function == "validate" and arity >= 2:
+        return lambda args, size: (
+            _ceil((1 + size_of(args[1])) * _STRING_FACTOR) * _ceil(60 * _REGEX_FACTOR)
+        )
+    return None
+
+
+def traversal_cost(value: Any) -> int:
+    """library/cost.go traversalCost: a string or bytes costs a tenth of its length in bytes,
+    a list or map the sum over its elements (keys and values), anything else 1. It stops as soon
+    as the sum is more than the evaluation may still spend: a list that holds the same list
+    many times over (cheap to build) would otherwise take a lifetime to walk."""
+    room = budget.remaining_cost()
+    total = 0
+    stack = [value]
+    for v in budget.each(_drain(stack)):
+        if isinstance(v, str):
+            total += int((len(v) if v.isascii() else len(v.encode("utf-8", "surrogatepass")))
+                         * _STRING_FACTOR)  # fmt: skip
+        elif isinstance(v, bytes):
+            total += int(len(v) * _STRING_FACTOR)
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                stack.append(k)
+                stack.append(x)
+        else:
+            total += 1
+        if total > room:
+            raise CostLimitExceeded()
+    return total
+
+
+def _drain(stack: list[Any]) -> Any:
+    while stack:
+        yield stack.pop()
+
+
+def result_size(function: str, overload: str, args: tuple[Any, ...]) -> int:
+    """cel-go's actualSize of the result of a call whose cost depends on it, predicted from the
+    arguments: 1 when the call will fail (its result is an error)."""
+    if overload == "lists_range":
+        return max(args[0], 0) if type(args[0]) is int else 1
+    if overload == "list_reverse":
+        return size_of(args[0]) if isinstance(args[0], list) else 1
+    if overload == "list_slice":
+        items, start, end = args
+        ok = isinstance(items, list) and type(start) is int and type(end) is int
+        return end - start if ok and 0 <= start <= end <= len(items) else 1
+    if function == "join":
+        items = args[0]
+        sep = args[1] if len(args) == 2 else ""
+        if not isinstance(items, list) or type(sep) is not str:
+            return 1
+        total = 0
+        for item in budget.each(items):
+            if type(item) is not str:
+                return 1
+            total += len(item)
+        return total + len(sep) * max(len(items) - 1, 0)
     return 1
 
 
-def _kubernetes_cost(
-    function: str, overload: str, args: tuple[Any, ...], result: Any
-) -> int | None:
-    if function == "check":
-        return 350000
-    if function in ("serviceAccount", "path", "group", "resource", "subresource", "namespace",
-                    "name", "allowed", "reason", "error", "errored"):  # fmt: skip
-        return 1
-    if function in ("fieldSelector", "labelSelector") and len(args) >= 2:
-        n = size_of(args[1])
-        return int(10 + n * _STRING_FACTOR + n * 0.5 * 50)
-    if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
-        return _traversal(args[0]) if args else 0
-    if function in ("url", "lowerAscii", "upperAscii", "substring", "trim") and args:
-        return _ceil(size_of(args[0]) * _STRING_FACTOR)
-    if function in ("replace", "split") and args:
-        return _ceil(size_of(args[0]) * 2 * _STRING_FACTOR)
-    if function == "join" and args:
-        return _ceil(size_of(result) * 2 * _STRING_FACTOR)
-    if function in ("find", "findAll") and len(args) >= 2:
-        s = _ceil((1 + size_of(args[0])) * _STRING_FACTOR)
-        return s * _ceil(size_of(args[1]) * _REGEX_FACTOR)
-    if function in ("cidr", "isIP", "isCIDR") and args:
-        return _ceil(size_of(args[0]) * _STRING_FACTOR)
-    if function == "ip" and args:
-        return 1 if overload == "cidr_ip" else _ceil(size_of(args[0]) * _STRING_FACTOR)
-    if function == "ip.isCanonical" and args:
-        return _ceil(size_of(args[0]) * 2 * _STRING_FACTOR)
-    if function in ("masked", "prefixLength", "family", "isUnspecified", "isLoopback",
-                    "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast"):  # fmt: skip
-        return 1
-    if function == "containsIP" and len(args) >= 2:
-        c = _ceil(2 * size_of(args[0]) * _STRING_FACTOR)
-        if overload == "cidr_contains_ip_string":
-            c += _ceil(size_of(args[1]) * _STRING_FACTOR)
-        return c
-    if function == "containsCIDR" and len(args) >= 2:
-        c = _ceil(2 * size_of(args[0]) * _STRING_FACTOR)
-        c += _ceil(size_of(args[0]) * _STRING_FACTOR) + 1
-        if overload == "cidr_contains_cidr_string":
-            c += _ceil(size_of(args[1]) * _STRING_FACTOR)
-        return c
-    if function in ("quantity", "isQuantity", "semver", "isSemver") and args:
-        return _ceil(size_of(args[0]) * _STRING_FACTOR)
-    if function == "validate" and len(args) >= 2:
-        s = _ceil((1 + size_of(args[1])) * _STRING_FACTOR)
-        return s * _ceil(60 * _REGEX_FACTOR)
-    if function in ("format.named", "sign", "asInteger", "isInteger", "asApproximateFloat",
-                    "isGreaterThan", "isLessThan", "compareTo", "add", "sub", "major", "minor",
-                    "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath",
-                    "getQuery"):  # fmt: skip
-        return 1
-    if function == "_==_" and len(args) == 2 and isinstance(args[0], Quantity | Semver | Opaque):
-        return 1
-    return None
+def sized_by_result(function: str, overload: str) -> bool:
+    """Whether a call's cost depends on its result (see result_size)."""
+    return overload in _LIST_TRACKED or function == "join"
 
 
-def pre_cost(function: str, overload: str, args: tuple[Any, ...]) -> int | None:
-    """The cost of a call that depends on its arguments only, known before the call runs (and
-    charged first, so that a call the budget cannot pay for never builds its result)."""
-    if overload in ("string_replace_string_string", "string_replace_string_string_int"):
-        return _ceil(size_of(args[0]) * 2 * _STRING_FACTOR)
-    if overload in ("add_string", "add_bytes"):
-        return _ceil((size_of(args[0]) + size_of(args[1])) * _STRING_FACTOR)
-    if overload == "lists_range" and type(args[0]) is int:
-        return max(args[0], 0) + 11
-    return None
+# --- memory -----------------------------------------------------------------------------------
+#
+# What a call adds to its evaluation's memory (approximate bytes, see budget.py), known from its
+# arguments before it runs: the size of the value it builds, or an upper bound where the exact
+# size would take the work itself. The planner counts it before the call; format and findAll
+# count their pieces as they make them.
+
+Growth = Callable[[tuple[Any, ...], int], int]
 
 
-def result_size(function: str, args: tuple[Any, ...]) -> int | None:
-    """How big a call's result would be, for the calls that build large values."""
-    if function == "replace" and len(args) >= 3 and all(type(a) is str for a in args[:3]):
-        n = args[3] if len(args) == 4 and type(args[3]) is int else -1
-        return replace_size(args[0], args[1], args[2], n)
-    if function == "join" and args and isinstance(args[0], list):
-        sep = args[1] if len(args) == 2 and type(args[1]) is str else ""
-        total = sum(len(x) for x in args[0] if type(x) is str)
-        return total + len(sep) * max(len(args[0]) - 1, 0)
-    if function == "_+_" and len(args) == 2 and type(args[0]) in (str, bytes, list):
-        return size_of(args[0]) + size_of(args[1])
-    if function == "lists.range" and args and type(args[0]) is int:
-        return args[0]
-    return None
+def _text(v: Any) -> int:
+    return len(v) if type(v) in (str, bytes) else 0
 
 
-def is_size_only(v: Any) -> bool:
-    return isinstance(v, str | bytes | list | dict)
+def _slots(v: Any) -> int:
+    return LIST_SLOT * len(v) if isinstance(v, list) else 0
+
+
+def _concat(args: tuple[Any, ...], size: int) -> int:
+    a, b = args
+    kind = type(a)
+    if kind is list:
+        return LIST_SLOT * (len(a) + len(b)) if type(b) is list else 0
+    if kind is str or kind is bytes:
+        return len(a) + len(b) if type(b) is kind else 0
+    return 0
+
+
+def _replaced(args: tuple[Any, ...], size: int) -> int:
+    if not all(type(a) is str for a in args[:3]):
+        return 0
+    n = args[3] if len(args) == 4 and type(args[3]) is int else -1
+    return replace_size(args[0], args[1], args[2], n)
+
+
+def _split_size(args: tuple[Any, ...], size: int) -> int:
+    """split: its pieces, each a string of its own, and their characters."""
+    s, sep, *rest = args
+    if type(s) is not str or type(sep) is not str:
+        return 0
+    pieces = len(s) if sep == "" else s.count(sep) + 1
+    if rest and type(rest[0]) is int and rest[0] >= 0:
+        pieces = min(pieces, rest[0])
+    return NEW_STRING * pieces + len(s)
+
+
+def _inserted(args: tuple[Any, ...], size: int) -> int:
+    m, *rest = args
+    if not isinstance(m, dict):
+        return 0
+    added = len(rest[0]) if len(rest) == 1 and isinstance(rest[0], dict) else 1
+    return MAP_ENTRY * (len(m) + added)
+
+
+def _query(args: tuple[Any, ...], size: int) -> int:
+    text = args[0].text if isinstance(args[0], Opaque) else ""
+    return (MAP_ENTRY + LIST_SLOT) * (text.count("&") + 1) + len(text)
+
+
+_GROWTH: dict[str, Growth] = {
+    "_+_": _concat,
+    "replace": _replaced,
+    "join": lambda args, size: size,  # result_size: the joined string's length
+    "lists.range": lambda args, size: NEW_INT * max(args[0], 0) if type(args[0]) is int else 0,
+    "split": _split_size,
+    "strings.quote": lambda args, size: 4 * _text(args[0]) + 2,
+    "bytes": lambda args, size: 4 * _text(args[0]),
+    "cel.@mapInsert": _inserted,
+    "flatten": lambda args, size: LIST_SLOT * flattened_size(*args),
+    "getQuery": _query,
+    **dict.fromkeys(
+        ("upperAscii", "lowerAscii", "trim", "substring", "find", "string"),
+        lambda args, size: _text(args[0]),
+    ),
+    **dict.fromkeys(
+        ("sort", "distinct", "reverse", "slice", "unwrapOpt", "optional.unwrap"),
+        lambda args, size: _slots(args[0]),
+    ),
+    "@sortByAssociatedKeys": lambda args, size: _slots(args[0]),
+    **dict.fromkeys(
+        ("getScheme", "getHost", "getHostname", "getPort", "getEscapedPath"),
+        lambda args, size: len(args[0].text) if isinstance(args[0], Opaque) else 0,
+    ),
+}
+
+
+def growth(function: str) -> Growth | None:
+    """How much memory a call of ``function`` may add, from its arguments (None: nothing worth
+    counting: a scalar, a value of bounded size, or one of its arguments)."""
+    return _GROWTH.get(function)
+
+
+def accumulator_growth(args: tuple[Any, ...], size: int) -> int:
+    """``accumulator + [x]`` or ``cel.@mapInsert(accumulator, …)`` done in place: what it adds."""
+    acc, *rest = args
+    if isinstance(acc, dict):
+        return MAP_ENTRY * (len(rest[0]) if len(rest) == 1 and isinstance(rest[0], dict) else 1)
+    return _slots(rest[0]) if isinstance(acc, list) else _concat(args, size)
 
 
 __all__ = ["ENV", "TYPE_IDENTS", "Function", "Overload", "call_cost", "go_g", "is_number"]

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -129,8 +130,10 @@ def parse_duration(text: str) -> Duration:
         m = _DURATION_PART.match(s, pos)
         if not m or (not m.group(1) and (not m.group(2) or m.group(2) == ".")):
             raise bad
-        whole = int(m.group(1) or "0")
-        frac = m.group(2)[1:] if m.group(2) else ""
+        if len(m.group(1).lstrip("0")) > 19:  # Go: overflow (Python: too many digits)
+            raise bad
+        whole = int(m.group(1).lstrip("0") or "0")
+        frac = m.group(2)[1:19] if m.group(2) else ""  # Go ignores digits past its precision
         unit = _UNITS[m.group(3)]
         value = whole * unit
         if frac:
@@ -145,15 +148,53 @@ def parse_duration(text: str) -> Duration:
 
 
 def zone(tz: str) -> dt.tzinfo:
-    """cel-go's inTimeZone: an IANA name, or an offset like "+05:30" / "-08:00"."""
-    m = re.fullmatch(r"([+-]?)(\d{1,2}):(\d{2})", tz)
-    if m:
-        sign = -1 if m.group(1) == "-" else 1
-        return dt.timezone(sign * dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3))))
+    """cel-go's timeZone: without a colon, an IANA name (Go's ``time.LoadLocation``); with one,
+    an offset in hours and minutes ("+05:30", "-08:00", "2:0")."""
+    colon = tz.find(":")
+    if colon == -1:
+        return _location(tz)
+    hours, minutes = _atoi(tz[:colon]), _atoi(tz[colon + 1 :])
+    offset = hours * 60 - minutes if tz[0] == "-" else hours * 60 + minutes
     try:
-        return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise CelEvalError(f"unknown time zone {tz}") from None
+        return dt.timezone(dt.timedelta(minutes=offset))
+    except ValueError:  # Go takes any offset; Python's fixed zones stay within a day
+        raise CelEvalError(f"time zone offset out of range: {tz}") from None
+
+
+# Go's messages for the errors time.LoadLocation passes on from reading a zoneinfo file.
+_GO_ERRNO = {
+    errno.EISDIR: "is a directory",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ENOTDIR: "not a directory",
+    errno.EACCES: "permission denied",
+}
+
+
+def _location(name: str) -> dt.tzinfo:
+    """Go's time.LoadLocation, and its errors."""
+    if name in ("", "UTC", "Local"):  # Local: the scheduler's own zone, UTC in its container
+        return dt.UTC
+    if ".." in name or name[0] in "/\\":
+        raise CelEvalError("time: invalid location name")
+    try:
+        return ZoneInfo(name)
+    except ZoneInfoNotFoundError:
+        raise CelEvalError(f"unknown time zone {name}") from None
+    except OSError as exc:  # found, but not a file Go would read
+        raise CelEvalError(_GO_ERRNO.get(exc.errno or 0, f"unknown time zone {name}")) from None
+    except ValueError as exc:  # a file that is no zone, or a name no file can have
+        if "TZif" in str(exc):
+            raise CelEvalError("malformed time zone information") from None
+        raise CelEvalError(f"unknown time zone {name}") from None
+
+
+def _atoi(text: str) -> int:
+    """Go's strconv.Atoi, and its errors."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise CelEvalError(f'strconv.Atoi: parsing "{text}": invalid syntax')
+    if len(text.lstrip("+-").lstrip("0")) > 19 or not INT64_MIN <= int(text) <= INT64_MAX:
+        raise CelEvalError(f'strconv.Atoi: parsing "{text}": value out of range')
+    return int(text)
 
 
 def timestamp_part(ts: Timestamp, part: str, tz: str = "UTC") -> int:

@@ -4,34 +4,21 @@ the errors evaluation raises, worded as cel-go words them."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+from dradash.dra.cel import budget
+from dradash.dra.cel.errors import (  # noqa: F401 (re-exported)
+    CelEvalError,
+    CostLimitExceeded,
+    Interrupted,
+    MemoryBudgetExceeded,
+)
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.cel.semver import Semver
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UINT64_MAX = 2**64 - 1
-
-
-class CelEvalError(Exception):
-    """A CEL runtime error. Kubernetes aborts allocation when a selector raises one."""
-
-
-class CostLimitExceeded(CelEvalError):
-    def __init__(self) -> None:
-        super().__init__("operation cancelled: actual cost limit exceeded")
-
-
-class Interrupted(CelEvalError):
-    def __init__(self) -> None:
-        super().__init__("operation interrupted")
-
-
-class MemoryBudgetExceeded(CelEvalError):
-    """Not upstream: a value larger than dradash lets one evaluation build (see planner.py)."""
-
-    def __init__(self, what: str) -> None:
-        super().__init__(f"operation cancelled: {what} exceeds dradash's memory budget")
 
 
 class UInt(int):
@@ -212,16 +199,54 @@ def equals(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, list):
-        return len(a) == len(b) and all(equals(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and _lists_equal(a, b)
     if isinstance(a, dict):
         if len(a) != len(b):
             return False
-        for k, v in a.items():
+        for k, v in budget.each(a.items()):
             found, other = map_get(b, k)
             if not found or not equals(v, other):
                 return False
         return True
     return bool(a == b)
+
+
+# Element types whose Python equality is CEL's, list against list, when there is no NaN (a NaN
+# is equal to itself in a Python list) and no bool beside numbers (True == 1 in Python).
+_PLAIN = frozenset((str, bytes, int, UInt, float, bool))
+_NUMBERS = frozenset((int, UInt, float))
+
+
+def _lists_equal(a: list[Any], b: list[Any]) -> bool:
+    if python_equality(a, b, nested=True):
+        return a == b
+    return all(equals(x, y) for x, y in budget.each(zip(a, b, strict=True)))
+
+
+def python_equality(*lists: list[Any], nested: bool = False) -> bool:
+    """Whether Python's equality (and, unless ``nested``, hashing) of these lists' elements is
+    CEL's: strings, bytes, bools or numbers (and, if ``nested``, lists of them, each distinct
+    list looked at once), with no NaN (Python takes a NaN in a list as equal to itself) and no
+    bool beside numbers (True == 1 in Python)."""
+    kinds: set[type] = set()
+    todo = {id(items): items for items in lists}
+    seen: dict[int, list[Any]] = {}
+    while todo:
+        key, items = todo.popitem()
+        seen[key] = items
+        found = set(map(type, items))
+        if nested and list in found:
+            found.discard(list)
+            for x in budget.each(items):
+                if type(x) is list and id(x) not in seen:
+                    todo[id(x)] = x
+        kinds |= found
+        if not kinds <= _PLAIN:
+            return False
+    return not (bool in kinds and kinds & _NUMBERS) and not (
+        float in kinds
+        and any(x != x for x in budget.each(itertools.chain.from_iterable(seen.values())))
+    )
 
 
 def map_key_ok(key: Any) -> bool:
@@ -232,7 +257,7 @@ def map_get(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:
     """A map lookup as cel-go's baseMap.Find: keys of different types never match, except that
     numeric keys match across int, uint and double when the values are equal."""
     if isinstance(key, bool):
-        for k, v in m.items():
+        for k, v in budget.each(m.items()):
             if k is key:
                 return True, v
         return False, None
@@ -241,13 +266,11 @@ def map_get(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:
             return False, None
         key = int(key)
     if isinstance(key, int):
-        for candidate in (key, UInt(key) if key >= 0 else None):
-            if candidate is None:
-                continue
-            for k, v in m.items():
-                if type(k) is type(candidate) and k == candidate:
-                    return True, v
-        for k, v in m.items():
+        if key not in m:  # no key equal to it at all
+            return False, None
+        if key not in (0, 1):  # the one key equal to it is an int or a uint, never a bool
+            return True, m[key]
+        for k, v in budget.each(m.items()):
             if isinstance(k, int) and not isinstance(k, bool) and k == key:
                 return True, v
         return False, None

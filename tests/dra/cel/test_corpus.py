@@ -1,7 +1,9 @@
-"""The recorded corpus (tests/dra/cel/data/cases-1.36.jsonl.gz, from /work/shared/cel): 3,000
-random selectors, each paired with a device and the outcome Kubernetes' DRA CEL environment
-(k8s.io/dynamic-resource-allocation v0.36.2, as the scheduler compiles and evaluates them) gave.
-Every case must end the same way here: a compile error, a runtime error, true or false."""
+"""The recorded corpora (tests/dra/cel/data/cases-1.36.jsonl.gz and cases-1.37.jsonl.gz, from
+/work/shared/cel): 3,000 random selectors each, every one paired with a device and the outcome
+Kubernetes' DRA CEL environment gave (k8s.io/dynamic-resource-allocation v0.36.2, and 1.37's
+development code, as the scheduler compiles and evaluates them). Every case must end the same
+way here: a compile error, a runtime error, true or false; and a runtime error is the cost
+limit's exactly when it was in Kubernetes (dradash charges costs before calls, cel-go after)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,18 @@ import pytest
 from dradash.dra.cel import CelCompileError, CelEvalError, DeviceInput, cel_device, compile_selector
 from dradash.dra.cel.dialect import Dialect
 
-KUBERNETES_1_36 = Dialect(release=36)  # the recording's scheduler: 1.36's default gates
+DATA = Path(__file__).parent / "data"
+# The recordings' schedulers: 1.36's and 1.37's default gates.
+RELEASES = {36: Dialect(release=36), 37: Dialect(release=37)}
 
-CORPUS = Path(__file__).parent / "data" / "cases-1.36.jsonl.gz"
-with gzip.open(CORPUS, "rt") as lines:
-    CASES = [json.loads(line) for line in lines]
+
+def load(release: int) -> list[dict[str, Any]]:
+    with gzip.open(DATA / f"cases-1.{release}.jsonl.gz", "rt") as lines:
+        return [json.loads(line) | {"release": release} for line in lines]
+
+
+CASES = load(36) + load(37)
+COST_LIMIT = "actual cost limit exceeded"
 
 
 def recorded(expect: dict[str, Any]) -> str:
@@ -39,27 +48,31 @@ def outcome(case: dict[str, Any]) -> tuple[str, str]:
         allow_multiple_allocations=bool(device.get("allowMultipleAllocations")),
     )
     try:
-        program = compile_selector(case["expression"], KUBERNETES_1_36)
+        program = compile_selector(case["expression"], RELEASES[case["release"]])
     except CelCompileError as exc:
         return "compile error", str(exc)
     try:
-        return ("true" if program.matches(cel_device(value)) else "false"), ""
+        matches = program.matches(cel_device(value, program.list_values))
+        return ("true" if matches else "false"), ""
     except CelEvalError as exc:
         return "runtime error", str(exc)
 
 
-def test_the_corpus_has_every_kind_of_outcome() -> None:
-    kinds = [recorded(c["expect"]) for c in CASES]
-    assert len(CASES) == 3000
-    assert {k: kinds.count(k) for k in set(kinds)} == {
-        "true": 1145,
-        "false": 1081,
-        "runtime error": 253,
-        "compile error": 521,
-    }
+@pytest.mark.parametrize(
+    ("release", "mix"),
+    [
+        (36, {"true": 1145, "false": 1081, "runtime error": 253, "compile error": 521}),
+        (37, {"true": 1158, "false": 1056, "runtime error": 314, "compile error": 472}),
+    ],
+)
+def test_the_corpus_has_every_kind_of_outcome(release: int, mix: dict[str, int]) -> None:
+    kinds = [recorded(c["expect"]) for c in CASES if c["release"] == release]
+    assert len(kinds) == 3000
+    assert {k: kinds.count(k) for k in set(kinds)} == mix
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"1.{c['release']}-{c['name']}" for c in CASES])
 def test_each_case_ends_as_it_did_in_kubernetes(case: dict[str, Any]) -> None:
     kind, message = outcome(case)
     assert kind == recorded(case["expect"]), (case["expression"], message)
+    assert (COST_LIMIT in message) == (COST_LIMIT in case["expect"]["error_text"]), message

@@ -65,7 +65,7 @@ def test_string_concatenation_is_charged_by_size() -> None:
 
 def test_lists_doubled_past_the_memory_budget_are_refused() -> None:
     """Not upstream: cel-go concatenates lists lazily at cost 1, so `size(l30) > 0` is true
-    there; dradash refuses a value over MAX_VALUE_SIZE instead of holding 2^33 elements."""
+    there; dradash stops at its memory budget instead of holding 2^33 elements."""
     doubling = "cel.bind(l0, [1, 2, 3, 4, 5, 6, 7, 8], " + "".join(
         f"cel.bind(l{i + 1}, l{i} + l{i}, " for i in range(30)
     )

@@ -1,0 +1,106 @@
+"""Issue 22 items 1, 2 and the CEL points of 11, through the selector API: every attack the red
+team sent answers 200 with an error on the device (the cost limit, dradash's memory budget) in
+a moment, never a 500 or a killed worker; the expressions that answered 500 get cel-go's
+error. check_selector evaluates with the same budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from io import StringIO
+
+import pytest
+from django.core.cache import cache
+from django.core.management import CommandError, call_command
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/selectors/evaluate"
+D = "dra.example.com"
+SLICES = [
+    {
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": D,
+            "nodeName": "n",
+            "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "x", "attributes": {"model": {"string": "9" * 60}}}],
+        },
+    }
+]
+COST = "operation cancelled: actual cost limit exceeded"
+MEMORY = "would take the values this evaluation creates over dradash's memory budget of 64 MiB"
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limit() -> Iterator[None]:
+    cache.clear()  # the selector API's rate limit counts in the default cache
+    yield
+    cache.clear()
+
+
+def doubling(copies: int, levels: int, start: str, body: str) -> str:
+    binds = "".join(f"cel.bind(x{i + 1}, {' + '.join([f'x{i}'] * copies)}, " for i in range(levels))
+    return f"cel.bind(x0, {start}, {binds}{body}" + ")" * (levels + 1)
+
+
+def evaluate(api_client, expression: str) -> dict:
+    response = api_client.post(
+        URL, {"expression": expression, "resource_slices": SLICES}, format="json"
+    )
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.mark.parametrize(
+    ("expression", "error"),
+    [
+        ("lists.range(14000).distinct().size() > 0", COST),
+        ("sets.contains(lists.range(10000), lists.range(10000))", COST),
+        ("sets.equivalent(lists.range(6000), lists.range(6000))", COST),
+        (doubling(2, 12, "lists.range(1000)", "x12.sort().size() > 0"), COST),
+        (doubling(2, 13, "lists.range(1000)", "x13 == x13"), MEMORY),
+        ('"%.999999999e".format([1.0]).size() > 0', MEMORY),
+        (doubling(4, 10, "lists.range(10)", "size(x10) > 0"), MEMORY),
+        (doubling(20, 5, "lists.range(10)", "size(x5) > 0"), MEMORY),
+    ],
+)
+def test_every_attack_is_an_error_on_the_device(api_client, expression: str, error: str) -> None:
+    data = evaluate(api_client, expression)
+    assert data["compile_error"] is None
+    [row] = data["results"]
+    assert row["matches"] is None
+    assert error in row["error"]
+    assert data["summary"] == {"matched": 0, "unmatched": 0, "errors": 1}
+
+
+def test_int_of_5000_digits_is_cel_gos_conversion_error(api_client) -> None:
+    data = evaluate(api_client, f'int("{"9" * 5000}") == 1')
+    assert data["compile_error"]["message"] == (
+        "program instantiation failed: type conversion error from 'string' to 'int'"
+    )
+    # At runtime (an attribute is at most 64 characters long; the concatenation 5,060):
+    data = evaluate(api_client, f'int(device.attributes["{D}"].model + "{"9" * 5000}") == 1')
+    [row] = data["results"]
+    assert row["error"] == "CEL runtime error: type conversion error from 'string' to 'int'"
+
+
+@pytest.mark.parametrize(
+    ("zone", "errors"),
+    [
+        ("America", {"is a directory", "unknown time zone America"}),
+        ("A" * 256, {"file name too long", f"unknown time zone {'A' * 256}"}),
+    ],
+)
+def test_a_time_zone_that_is_no_zone_is_go_s_error(api_client, zone: str, errors: set) -> None:
+    data = evaluate(api_client, f'timestamp("2024-01-01T00:00:00Z").getHours("{zone}") == 1')
+    [row] = data["results"]
+    assert row["matches"] is None
+    assert row["error"].removeprefix("CEL runtime error: ") in errors
+
+
+def test_check_selector_has_the_same_budget(demo) -> None:
+    out = StringIO()
+    expression = doubling(4, 10, "lists.range(10)", "size(x10) > 0")
+    with pytest.raises(CommandError, match="would abort scheduling"):
+        call_command("check_selector", expression, "--snapshot", str(demo[0].pk), stdout=out)
+    assert MEMORY in out.getvalue()
