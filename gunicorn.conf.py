@@ -3,6 +3,9 @@
 
     DRADASH_BIND         address to listen on (default 0.0.0.0:8000)
     WEB_CONCURRENCY      worker processes (default 3)
+    WEB_THREADS          threads per worker (default 1: gunicorn's sync worker; more: gthread).
+                         The gunicorn that serves selector evaluations runs 4, so that a quick
+                         evaluation never waits for a worker a long one holds
     DRADASH_WORKER_NICE  niceness added to each worker (default 0); the gunicorn that serves
                          selector evaluations runs with 10, so that pages win the CPU
 
@@ -21,6 +24,7 @@ import os
 
 bind = [os.environ.get("DRADASH_BIND") or "0.0.0.0:8000"]
 workers = int(os.environ.get("WEB_CONCURRENCY") or 3)
+threads = int(os.environ.get("WEB_THREADS") or 1)
 timeout = 30
 graceful_timeout = 30
 # Recycle workers now and then, so memory a large request grew is given back.

@@ -7,9 +7,10 @@
 Starts everything on 127.0.0.1 and nothing elsewhere: a PostgreSQL and a Redis of its own (the
 cache every process counts its limits in; tests/servers.py), the profile's synthetic cluster
 imported into it, and the web stack as deployed: nginx (deploy/kubernetes/nginx.conf.template)
-in front of gunicorn for pages (2 workers) and gunicorn for selector evaluations (2 workers,
-niced), each ``-c gunicorn.conf.py`` and not recycled during the run. ``--direct`` runs the
-topology before issue 22 instead: one gunicorn with 2 workers, clients talking to it directly.
+in front of gunicorn for pages (2 workers) and gunicorn for selector evaluations (2 workers of
+4 threads, niced), each ``-c gunicorn.conf.py`` and not recycled during the run. ``--direct``
+runs the topology before issue 22 instead: one gunicorn with 2 workers, clients talking to it
+directly.
 Then, for --duration seconds (at most 60):
 
 - --clients ordinary clients (20), each logged in as its own user, request in turn the
@@ -392,7 +393,7 @@ class Stack:
 
             web = Gunicorn(env, workers=2, logdir=self.workdir / "web", args=args).start()
             evaluate = Gunicorn(
-                {**env, "DRADASH_WORKER_NICE": "10"},
+                {**env, "DRADASH_WORKER_NICE": "10", "WEB_THREADS": "4"},
                 workers=2,
                 logdir=self.workdir / "evaluate",
                 args=args,
@@ -578,7 +579,7 @@ def report(result: dict[str, Any]) -> None:
     topology = (
         "one gunicorn (2 workers), no proxy"
         if result["topology"] == "direct"
-        else "nginx + gunicorn web (2 workers) + gunicorn evaluate (2 workers, niced)"
+        else "nginx + gunicorn web (2 workers) + gunicorn evaluate (2 workers x 4 threads, niced)"
     )
     attackers = ", ".join(result["attackers"]) or "none"
     print(

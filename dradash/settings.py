@@ -471,7 +471,11 @@ LOGGING = {
 # playground page and the selector API together (429 beyond; counted in the default cache).
 DRADASH_SELECTOR_TIME_LIMIT = envint("DRADASH_SELECTOR_TIME_LIMIT", 5)
 DRADASH_SELECTOR_SECONDS_PER_MINUTE = envint("DRADASH_SELECTOR_SECONDS_PER_MINUTE", 20)
+# Evaluations one user may run at once (page and API together; 429 beyond).
+DRADASH_SELECTOR_CONCURRENCY = envint("DRADASH_SELECTOR_CONCURRENCY", 2)
 if not 1 <= DRADASH_SELECTOR_TIME_LIMIT <= 60:
     raise ImproperlyConfigured("DRADASH_SELECTOR_TIME_LIMIT must be from 1 to 60 seconds")
-if DRADASH_SELECTOR_SECONDS_PER_MINUTE < 1:
-    raise ImproperlyConfigured("DRADASH_SELECTOR_SECONDS_PER_MINUTE must be at least 1")
+if DRADASH_SELECTOR_SECONDS_PER_MINUTE < 1 or DRADASH_SELECTOR_CONCURRENCY < 1:
+    raise ImproperlyConfigured(
+        "DRADASH_SELECTOR_SECONDS_PER_MINUTE and DRADASH_SELECTOR_CONCURRENCY must be at least 1"
+    )

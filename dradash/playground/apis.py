@@ -14,7 +14,7 @@ from dradash.dra import matching, validation
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
 from dradash.playground.services import (
-    EvaluationTimeSpent,
+    EvaluationRefused,
     NotAnalysed,
     evaluation_time,
     selector_evaluate,
@@ -172,7 +172,7 @@ class SelectorEvaluateApi(BaseApi):
         try:
             with evaluation_time(request.user.pk) as seconds:
                 evaluation = selector_evaluate(**data.validated_data, time_limit=seconds)
-        except EvaluationTimeSpent as exc:
+        except EvaluationRefused as exc:
             raise exceptions.Throttled(exc.retry_after, detail=str(exc)) from None
         except matching.UnknownDeviceClass as exc:
             raise serializers.ValidationError({"device_class": [str(exc)]}) from None

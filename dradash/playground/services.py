@@ -71,16 +71,13 @@ class NotAnalysed(Exception):
         )
 
 
-class EvaluationTimeSpent(Exception):
-    """The user has used their evaluation time of this minute."""
+class EvaluationRefused(Exception):
+    """The user may not start another evaluation now: ``retry_after`` seconds, the message
+    says why."""
 
-    def __init__(self, retry_after: int) -> None:
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
         self.retry_after = retry_after
-        super().__init__(
-            "You have used your selector evaluation time: "
-            f"{settings.DRADASH_SELECTOR_SECONDS_PER_MINUTE} s per minute, for the playground "
-            f"and the selector API together. Try again in {retry_after} s."
-        )
 
 
 # Below this, an evaluation could not get far: refuse it instead.
@@ -91,36 +88,57 @@ _SMALLEST_GRANT_MS = 100
 def evaluation_time(user_id: int) -> Iterator[float]:
     """The seconds one evaluation by the user may run: DRADASH_SELECTOR_TIME_LIMIT, or what
     is left of their DRADASH_SELECTOR_SECONDS_PER_MINUTE (page and API together). Raises
-    EvaluationTimeSpent when nothing is left, CacheUnavailable when the counter cannot be
-    reached (the limit fails closed).
+    EvaluationRefused when nothing is left or when DRADASH_SELECTOR_CONCURRENCY of their
+    evaluations run already, CacheUnavailable when the counters cannot be reached (the limits
+    fail closed).
 
     The whole time limit is reserved before the evaluation starts, so that requests sent in
     parallel cannot spend more than the budget between them; what the evaluation did not use
     (wall-clock time) is given back when it ends."""
     limit_ms = settings.DRADASH_SELECTOR_TIME_LIMIT * 1000
     budget_ms = settings.DRADASH_SELECTOR_SECONDS_PER_MINUTE * 1000
+    most = settings.DRADASH_SELECTOR_CONCURRENCY
     now = time.time()
-    # "throttle_": a key the fail-safe cache refuses to forget (dradash.cache).
-    key = f"throttle_selector_ms_{user_id}_{int(now // 60)}"
-    cache.add(key, 0, timeout=120)
-    before = cache.incr(key, limit_ms) - limit_ms
-    granted = min(limit_ms, budget_ms - before)
-    if granted < _SMALLEST_GRANT_MS:
-        _give_back(key, limit_ms)
-        raise EvaluationTimeSpent(retry_after=max(1, math.ceil(60 - now % 60)))
-    started = time.monotonic()
+    # "throttle_": keys the fail-safe cache refuses to forget (dradash.cache). The count of
+    # running evaluations expires by itself (a process killed mid-evaluation cannot hold it).
+    running = f"throttle_selector_running_{user_id}"
+    cache.add(running, 0, timeout=settings.DRADASH_SELECTOR_TIME_LIMIT + 60)
+    if cache.incr(running) > most:
+        _give_back(running, 1)
+        raise EvaluationRefused(
+            f"You have {most} selector evaluations running, the most one user may run at once "
+            "(the playground and the selector API together). Try again when one has finished.",
+            retry_after=settings.DRADASH_SELECTOR_TIME_LIMIT,
+        )
     try:
-        yield granted / 1000
+        key = f"throttle_selector_ms_{user_id}_{int(now // 60)}"
+        cache.add(key, 0, timeout=120)
+        before = cache.incr(key, limit_ms) - limit_ms
+        granted = min(limit_ms, budget_ms - before)
+        if granted < _SMALLEST_GRANT_MS:
+            _give_back(key, limit_ms)
+            retry_after = max(1, math.ceil(60 - now % 60))
+            raise EvaluationRefused(
+                "You have used your selector evaluation time: "
+                f"{settings.DRADASH_SELECTOR_SECONDS_PER_MINUTE} s per minute, for the "
+                f"playground and the selector API together. Try again in {retry_after} s.",
+                retry_after=retry_after,
+            )
+        started = time.monotonic()
+        try:
+            yield granted / 1000
+        finally:
+            spent = math.ceil((time.monotonic() - started) * 1000)
+            _give_back(key, limit_ms - min(spent, limit_ms))
     finally:
-        spent = math.ceil((time.monotonic() - started) * 1000)
-        _give_back(key, limit_ms - min(spent, limit_ms))
+        _give_back(running, 1)
 
 
-def _give_back(key: str, ms: int) -> None:
-    if ms > 0:
-        # ValueError: the minute's counter has expired meanwhile; there is nothing to give back.
+def _give_back(key: str, amount: int) -> None:
+    if amount > 0:
+        # ValueError: the counter has expired meanwhile; there is nothing to give back.
         with contextlib.suppress(ValueError):
-            cache.incr(key, -ms)
+            cache.incr(key, -amount)
 
 
 def selector_evaluate(

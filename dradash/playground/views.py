@@ -14,7 +14,7 @@ from dradash.dra import matching
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.playground.forms import PlaygroundForm
 from dradash.playground.services import (
-    EvaluationTimeSpent,
+    EvaluationRefused,
     NotAnalysed,
     evaluation_time,
     selector_evaluate,
@@ -48,7 +48,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
                     device_class=data["class"] or None,
                     time_limit=seconds,
                 )
-        except EvaluationTimeSpent as exc:
+        except EvaluationRefused as exc:
             return _too_many(request, str(exc), exc.retry_after)
         except CacheUnavailable:
             return _counter_unavailable(request)

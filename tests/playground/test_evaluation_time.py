@@ -11,7 +11,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from dradash.playground import services
-from dradash.playground.services import EvaluationTimeSpent, evaluation_time
+from dradash.playground.services import EvaluationRefused, evaluation_time
 
 pytestmark = pytest.mark.django_db
 
@@ -40,6 +40,7 @@ class Clock:
 def clock(monkeypatch, settings) -> Clock:
     settings.DRADASH_SELECTOR_TIME_LIMIT = 5
     settings.DRADASH_SELECTOR_SECONDS_PER_MINUTE = 12
+    settings.DRADASH_SELECTOR_CONCURRENCY = 5
     cache.clear()
     fake = Clock()
     monkeypatch.setattr(services, "time", fake)
@@ -56,7 +57,7 @@ def test_an_evaluation_gets_the_time_limit_then_what_is_left_of_the_minute(clock
     assert spend(user.pk, clock, 5) == 5
     assert spend(user.pk, clock, 5) == 5
     assert spend(user.pk, clock, 2) == 2  # 12 s a minute: 2 s were left
-    with pytest.raises(EvaluationTimeSpent) as refused:
+    with pytest.raises(EvaluationRefused) as refused:
         spend(user.pk, clock, 0)
     assert refused.value.retry_after == 60 - 12
     assert "12 s per minute" in str(refused.value)
@@ -77,8 +78,20 @@ def test_requests_in_parallel_cannot_spend_more_than_the_budget(clock, user):
         evaluation_time(user.pk) as third,
     ):
         assert (first, second, third) == (5, 5, 2)
-        with pytest.raises(EvaluationTimeSpent):
+        with pytest.raises(EvaluationRefused):
             spend(user.pk, clock, 0)
+
+
+def test_a_user_runs_at_most_the_concurrency_at_once(clock, user, settings):
+    settings.DRADASH_SELECTOR_CONCURRENCY = 2
+    with evaluation_time(user.pk), evaluation_time(user.pk):
+        with pytest.raises(EvaluationRefused) as refused:
+            spend(user.pk, clock, 0)
+        assert "2 selector evaluations running" in str(refused.value)
+        assert refused.value.retry_after == 5
+    # Once one ends another may start, and a refused one spent none of the minute's time.
+    with evaluation_time(user.pk) as first, evaluation_time(user.pk) as second:
+        assert (first, second) == (5, 5)
 
 
 def spend_all(user_id: int, clock: Clock) -> None:
@@ -88,7 +101,7 @@ def spend_all(user_id: int, clock: Clock) -> None:
 
 def test_the_budget_is_per_user(clock, user, django_user_model):
     spend_all(user.pk, clock)
-    with pytest.raises(EvaluationTimeSpent):
+    with pytest.raises(EvaluationRefused):
         spend(user.pk, clock, 0)
     other = django_user_model.objects.create_user("bob", password="x")
     assert spend(other.pk, clock, 0) == 5
