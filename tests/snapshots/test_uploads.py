@@ -72,20 +72,6 @@ def test_an_upload_request_over_the_limit_is_refused_before_it_is_read(
     assert not RunFile.objects.exists()
 
 
-@pytest.mark.django_db
-def test_an_api_upload_over_the_limit_is_refused_before_it_is_read(
-    api_client: Any, settings: Any
-) -> None:
-    settings.DRADASH_UPLOAD_MAX_BYTES = 20_000
-    files = [SimpleUploadedFile(f"{i}.json", pods_bundle(20, str(i))) for i in range(3)]
-
-    response = api_client.post("/api/v1/uploads/", {"files": files}, format="multipart")
-
-    assert response.status_code == 413
-    assert "over the limit of 20,000 bytes for one request" in response.json()["detail"]
-    assert not SnapshotRun.objects.exists()
-
-
 def test_a_request_without_a_length_is_stopped_once_over_the_limit(settings: Any) -> None:
     settings.DRADASH_UPLOAD_MAX_BYTES = 10
     limit = UploadSizeLimit()
