@@ -288,12 +288,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 DRADASH_STATE_CACHE_SIZE = envint("DRADASH_STATE_CACHE_SIZE", 4)
 
 # POST /api/v1/selectors/evaluate: requests per user, e.g. "60/minute", "1000/hour" (429 beyond).
-DRADASH_SELECTOR_RATE = os.environ.get("DRADASH_SELECTOR_RATE") or "60/minute"
-_count, _, _period = DRADASH_SELECTOR_RATE.partition("/")
-if not (_count.isdigit() and _period[:1] in ("s", "m", "h", "d")):
-    raise ImproperlyConfigured(
-        f"DRADASH_SELECTOR_RATE must look like 60/minute, not {DRADASH_SELECTOR_RATE!r}"
-    )
+DRADASH_SELECTOR_RATE = envrate("DRADASH_SELECTOR_RATE", "60/minute")
 
 # Share links (dradash.sharing.throttles): requests a link serves, per link and per client
 # address; bundle downloads through links, per link and per address (429 beyond either).
