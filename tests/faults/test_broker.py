@@ -77,7 +77,14 @@ def site(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sit
     logs = tmp_path_factory.mktemp("broker-site")
     redis = RedisServer()
     redis.start()
-    env = {**stack.env, "CELERY_BROKER_URL": redis.url(0), "DRADASH_CACHE_URL": redis.url(1)}
+    env = {
+        **stack.env,
+        "CELERY_BROKER_URL": redis.url(0),
+        "DRADASH_CACHE_URL": redis.url(1),
+        # The tests press Capture now right after the first test's captures: its interval is
+        # tested in tests/clusters/test_capture_now_access.py, not here.
+        "DRADASH_CAPTURE_NOW_INTERVAL": "0",
+    }
     # A capture that takes a few seconds: long enough to pull Redis out from under it.
     kube = KubeAPIServer(page_delay=0.4).start()
     cluster = "broker-faults"
