@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dradash.dra.extended import CLASS_PREFIX
 from dradash.dra.fields import dig, mapping, mappings, text
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import (
@@ -31,8 +32,51 @@ def pod_chain(state: ClusterState, pod: Pod) -> dict[str, Any]:
         "pod": pod_summary(pod),
         "node": node_summary(pod.node) if pod.node else None,
         "claims": [claim_ref_chain(state, ref) for ref in pod.claim_refs],
+        "extended_resources": extended_resources(state, pod),
         "events": events(pod.events),
     }
+
+
+def extended_resources(state: ClusterState, pod: Pod) -> list[dict[str, Any]]:
+    """Each container's extended resources that DRA may serve (DESIGN "Kubernetes 1.37
+    workloads"): the class that serves the name, and who serves it: on the Pod's node, DRA
+    where the node does not advertise it, its device plugin where it does; before the Pod is
+    bound, DRA wherever a class maps it (the explanation tells where a device plugin serves it
+    instead), the device plugin where no class does. ``request`` is the request of the Pod's
+    claim that stands for it, once the scheduler recorded it."""
+    if pod.extended is None:
+        return []
+    split = pod.extended.split(pod.node) if pod.node is not None else None
+    recorded = {
+        (text(m.get("containerName")), text(m.get("resourceName"))): text(m.get("requestName"))
+        for m in mappings(pod.extended_resource_claim.get("requestMappings"))
+    }
+    out = []
+    for r in pod.extended.requests:
+        if split is not None:
+            served = (
+                "dra"
+                if r.resource in split.dra
+                else "device-plugin"
+                if r.resource in split.plugin
+                else "none"
+            )
+        elif pod.node_name:
+            served = "unknown"  # its node is not in the snapshot
+        else:
+            served = "dra" if r.device_class else "device-plugin"
+        out.append(
+            {
+                "container": r.container,
+                "init": r.init,
+                "resource": r.resource,
+                "quantity": r.quantity,
+                "device_class": r.device_class or None,
+                "served_by": served,
+                "request": recorded.get((r.container, r.resource)),
+            }
+        )
+    return out
 
 
 def claim_ref_chain(state: ClusterState, ref: PodClaimRef) -> dict[str, Any]:
@@ -363,6 +407,11 @@ class _ChainKeys:
         self.add(pod)
         if pod.node is not None:
             self.node(pod.node)
+        if pod.extended is not None:  # every class that may serve its names: one wins
+            names = set(pod.extended.totals)
+            for c in self.state.classes.values():
+                if c.extended_resource_name in names or f"{CLASS_PREFIX}{c.name}" in names:
+                    self.keys.add(c.key)
         for ref in pod.claim_refs:
             if ref.template is not None:
                 self.template(ref.template)

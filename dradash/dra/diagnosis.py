@@ -106,6 +106,8 @@ def _event_evidence(obj: Any, *reasons: str) -> list[Evidence]:
 
 
 def _describe(obj: Any) -> str:
+    if isinstance(obj, ResourceClaim) and obj.implicit and obj.owner_pod is not None:
+        obj = obj.owner_pod  # no such claim yet: the Pod's events say what the scheduler tried
     kind = {"ResourceClaim": "resourceclaim", "Pod": "pod", "Node": "node"}.get(obj.kind, obj.kind)
     namespace = f" -n {obj.namespace}" if obj.namespace else ""
     return f"kubectl describe {kind.lower()} {obj.name}{namespace}"
@@ -391,11 +393,18 @@ def _claim_unallocated(
     claims: list[ResourceClaim],
     explain_cache: dict[Any, allocator.Explanation] | None,
 ) -> Diagnosis:
-    explanation = explain_claims(state, _pod_claims(pod), pod, explain_cache)
-    names = ", ".join(c.ref for c in claims)
-    evidence = [_of(c, "status.allocation", "not set") for c in claims]
+    implicit = any(c.implicit for c in claims)
+    # Where a device plugin serves the extended resources instead is told node by node.
+    explanation = explain_claims(state, _pod_claims(pod), pod, explain_cache, every_node=implicit)
+    names = ", ".join(claim_label(c) for c in claims)
+    evidence = [
+        _of(pod, "resources", extended_text(pod))
+        if c.implicit
+        else _of(c, "status.allocation", "not set")
+        for c in claims
+    ]
     evidence += _event_evidence(pod, "FailedScheduling")
-    steps = [_describe(claims[0]), _describe(pod)]
+    steps = list(dict.fromkeys([_describe(claims[0]), _describe(pod)]))
     reason = explanation.reason
     if explanation.allocatable:
         if missing := _unproven(state, "Event"):
@@ -428,6 +437,8 @@ def _claim_unallocated(
                 "tried since the devices freed up, or the Pod waits for something else."
             )
             steps.append("Check the Pod's latest FailedScheduling event for non-DRA reasons.")
+            if implicit and (plugin := _plugin_served(state, pod, explanation.node)):
+                summary = summary[:-1] + f" (there the node's device plugin serves {plugin})."
         return Diagnosis("claim-unallocated", reason, summary, evidence, steps, explanation)
     evidence += _funnel_evidence(claims[0], explanation)
     if missing := _kinds_the_verdict_lacks(state, explanation):
@@ -453,6 +464,31 @@ def _claim_unallocated(
 
 # The funnel steps whose count depends on the nodes the Pod may use.
 _NODE_STEPS = ("nodes", "free", "taints", "constraints", "count")
+
+
+def _plugin_served(state: ClusterState, pod: Pod, node_name: str | None) -> str:
+    node = state.nodes.get(node_name or "")
+    if node is None or pod.extended is None:
+        return ""
+    return ", ".join(f"{n}: {q}" for n, q in sorted(pod.extended.split(node).plugin.items()))
+
+
+def claim_label(claim: ResourceClaim) -> str:
+    """How a summary names a claim: ``namespace/name``, or for the claim the scheduler keeps in
+    memory for a Pod's extended resources, what it is."""
+    if claim.implicit and (pod := claim.owner_pod) is not None:
+        return f"the extended resources of Pod {pod.ref} ({extended_text(pod)})"
+    return claim.ref
+
+
+def extended_text(pod: Pod) -> str:
+    """ "example.com/gpu: 2, …": what the Pod's containers ask that a DeviceClass maps."""
+    if pod.extended is None:
+        return ""
+    totals = pod.extended.totals
+    return ", ".join(
+        f"{name}: {n}" for name, n in sorted(totals.items()) if n and name in pod.extended.mapping
+    )
 
 
 def _kinds_the_verdict_lacks(state: ClusterState, explanation: allocator.Explanation) -> list[str]:
@@ -512,6 +548,10 @@ def explain_claims(
             # an allocated claim is not allocated again; its allocation restricts the nodes
             json.dumps([c.allocation_node_selector if c.allocated else 0 for c in claims]),
             json.dumps(_constraints(pod), sort_keys=True),
+            # a claim for extended resources asks for fewer where a device plugin serves some
+            json.dumps(sorted(pod.extended.totals.items()))
+            if pod is not None and pod.extended is not None and any(c.implicit for c in claims)
+            else "",
             every_node,
         )
         if key in cache:

@@ -187,7 +187,9 @@ class PodClaimRef:
     ``ok`` · ``claim-missing`` (the named claim does not exist) · ``template-missing`` ·
     ``not-created`` (template exists, no claim generated yet) · ``not-owned`` (the generated claim
     belongs to another Pod) · ``not-needed`` (the controller decided no claim is needed) ·
-    ``invalid`` (neither resourceClaimName nor resourceClaimTemplateName).
+    ``invalid`` (neither resourceClaimName nor resourceClaimTemplateName) ·
+    ``implicit`` (extended resources of a Pod not yet bound: the scheduler creates their claim
+    when it binds the Pod; ``claim`` is the one it allocates, in memory until then).
     """
 
     pod: Pod
@@ -209,6 +211,9 @@ class Pod(Resource):
         self.claim_refs: list[PodClaimRef] = []
         self.node: Node | None = None
         self.job: Job | None = None
+        # Its extended resources that a DeviceClass maps (dradash.dra.extended.PodResources),
+        # set by ClusterState where the DRAExtendedResource feature is on.
+        self.extended: Any = None
 
     @property
     def phase(self) -> str:
@@ -255,7 +260,9 @@ class Pod(Resource):
 
     @property
     def uses_dra(self) -> bool:
-        return bool(self.resource_claims or self.extended_resource_claim)
+        """spec.resourceClaims, a claim for its extended resources, or extended resources a
+        DeviceClass maps: a DRA Pod from its creation (DESIGN "Kubernetes 1.37 workloads")."""
+        return bool(self.resource_claims or self.extended_resource_claim or self.extended)
 
     @cached_property
     def containers(self) -> list[Container]:
@@ -494,6 +501,9 @@ class ResourceClaim(Resource):
             for c in mappings(self.status.get("reservedFor"))
         ]
         self.owner_pod: Pod | None = None  # the Pod whose template generated this claim
+        # The claim the scheduler keeps in memory for a Pod's extended resources until it
+        # binds the Pod (dradash.dra.extended.in_memory_claim): no such object exists yet.
+        self.implicit = False
         self.template: ResourceClaimTemplate | None = None
         self.pods: list[Pod] = []  # Pods whose spec references this claim
 

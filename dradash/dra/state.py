@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from dradash.dra import extended as extended_resources
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import UnsupportedVersion, kind_of
@@ -126,6 +127,8 @@ class ClusterState:
         self.dangling_results: list[AllocationResult] = []
         self._events_by_key: dict[tuple[str, str, str], list[Event]] = defaultdict(list)
         self._derived: dict[str, Any] = {}
+        # Extended resource name → the DeviceClass serving it (empty with the feature off).
+        self.extended_mapping: dict[str, DeviceClass] = {}
 
     # --- building --------------------------------------------------------------------------
 
@@ -284,6 +287,20 @@ class ClusterState:
             for c in self.claims.values()
             if c.owner_pod is not None and c.pod_claim_name
         }
+        from dradash.dra.allocator.features import kubernetes_minor  # the allocator reads us
+
+        minor = kubernetes_minor(self.meta.server_version)
+        self.extended_mapping = (
+            extended_resources.class_mapping(self.classes.values())
+            if extended_resources.enabled(minor, self.classes.values(), self.pods.values())
+            else {}
+        )
+        # Claims the scheduler created for a Pod's extended resources, by Pod.
+        self._extended_claims = {
+            id(c.owner_pod): c
+            for c in self.claims.values()
+            if c.owner_pod is not None and extended_resources.is_extended_claim(c.metadata)
+        }
         for pod in self.pods.values():
             if pod.node_name and (node := self.nodes.get(pod.node_name)):
                 pod.node = node
@@ -328,8 +345,26 @@ class ClusterState:
             if ref.claim is not None and _not_last(ref.claim.pods, pod):
                 ref.claim.pods.append(pod)
             pod.claim_refs.append(ref)
+        self._resolve_extended(pod)
+
+    def _resolve_extended(self, pod: Pod) -> None:
+        """The claim for the Pod's extended resources: the one its status names, else the one
+        the scheduler created for it (its annotation and owner: findExtendedResourceClaim),
+        else, for a Pod not yet bound, the claim the scheduler allocates in memory."""
+        if self.extended_mapping:
+            resources = extended_resources.pod_resources(pod, self.extended_mapping)
+            if resources.backed:
+                pod.extended = resources
         extended = pod.extended_resource_claim
-        if claim_name := text(extended.get("resourceClaimName")):
+        claim_name = text(extended.get("resourceClaimName"))
+        if not claim_name and pod.extended is not None:
+            claim = self._extended_claims.get(id(pod))
+            if claim is not None:
+                claim_name = claim.name
+            elif not pod.node_name and not pod.finished:
+                self._implicit_claim(pod, pod.extended)
+                return
+        if claim_name:
             claim = self.claims.get((pod.namespace, claim_name))
             ref = PodClaimRef(
                 pod=pod,
@@ -346,6 +381,27 @@ class ClusterState:
             if claim is not None and _not_last(claim.pods, pod):
                 claim.pods.append(pod)
             pod.claim_refs.append(ref)
+
+    def _implicit_claim(self, pod: Pod, resources: extended_resources.PodResources) -> None:
+        """The claim on nodes where DRA serves every resource a class maps (where a node's
+        device plugin serves some, the scheduler asks for fewer there: the allocator's
+        explanation varies it per node)."""
+        dra = {name: n for name, n in resources.totals.items() if n and name in resources.mapping}
+        requests, found = extended_resources.requests_and_mappings(pod, dra, resources.mapping)
+        claim = ResourceClaim(extended_resources.in_memory_claim(pod, requests))
+        claim.implicit = True
+        claim.owner_pod = pod
+        claim.pods.append(pod)
+        pod.claim_refs.append(
+            PodClaimRef(
+                pod=pod,
+                name=extended_resources.IN_MEMORY_NAME,
+                source="extended-resource",
+                status="implicit",
+                claim=claim,
+                containers=[(m["containerName"], m["requestName"]) for m in found],
+            )
+        )
 
     def _resolve_generated(self, pod: Pod, ref: PodClaimRef, status: dict[str, Any] | None) -> None:
         if status is None:

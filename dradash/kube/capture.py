@@ -2,8 +2,9 @@
 
 ``capture(kube)`` reads, in this order, Namespaces, Nodes, PriorityClasses, DeviceClasses,
 ResourceSlices, DeviceTaintRules (where served), ResourceClaimTemplates, ResourceClaims, then
-only the Pods that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``) or
-that a claim names (``status.reservedFor``, the owner of a generated claim), the Jobs that own
+only the Pods that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``,
+extended resources a DeviceClass maps or ``deviceclass.resource.kubernetes.io/…``) or that a
+claim names (``status.reservedFor``, the owner of a generated claim), the Jobs that own
 those Pods, and the core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
 requested. Objects come back as the raw JSON the server sent, with ``kind`` and ``apiVersion``
 filled in and redacted by ``dradash.dra.redact.redact``, the redaction every path in applies:
@@ -35,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from dradash.dra.extended import may_use_dra
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS, RESOURCE_GROUP, RESOURCE_VERSIONS, Kind, ObjectKey, object_key
 from dradash.dra.redact import redact
@@ -230,9 +232,16 @@ def _capture(
         objects.update(listed)
         return list(listed.values())
 
+    classes: list[dict[str, Any]] = []
     for name in CAPTURE_ORDER[:7]:
-        read(name)
+        listed = read(name)
+        if name == "DeviceClass":
+            classes = listed
     claims = read("ResourceClaim")
+    # Extended resources a DeviceClass maps (unknown when the classes could not be read).
+    explicit: set[str] | None = None
+    if kind_status.get("DeviceClass", {}).get("status") in ("ok", "absent"):
+        explicit = {str((c.get("spec") or {}).get("extendedResourceName") or "") for c in classes}
 
     # Pods: those using DRA, and those claims name as consumers or owners.
     claim_pods: set[tuple[str, str]] = set()  # ("uid", uid) or ("name", "ns/name")
@@ -247,6 +256,8 @@ def _capture(
     def wanted_pod(pod: dict[str, Any]) -> bool:
         spec, status = pod.get("spec") or {}, pod.get("status") or {}
         if spec.get("resourceClaims") or status.get("extendedResourceClaimStatus"):
+            return True
+        if may_use_dra(pod, explicit):
             return True
         meta = pod.get("metadata") or {}
         ns = meta.get("namespace") or "default"

@@ -47,6 +47,7 @@ from dradash.dra.allocator.search import (
     Spec,
     constraint_applies,
 )
+from dradash.dra.extended import in_memory_claim, requests_and_mappings
 from dradash.dra.fields import items, strings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.nodes import node_selector_matches
@@ -1034,6 +1035,7 @@ def _explain(
         if (pod is None or pod_node_problem(pod, n) is None)
         and all(allocation_allows(c, n) for c in held_claims)
     ]
+    plans_on = _extended_variants(state, allocator, to_allocate, plans, pod)
     explainer = _Explainer(state, allocator, plans, eligible, features, pod)
     for alt in explainer.alternatives:
         explainer.device_steps(alt)
@@ -1100,7 +1102,10 @@ def _explain(
     for i, node in enumerate(eligible):
         if not every_node and (success is not None and node.name > last_risky):
             break
-        maybe = i == 0 or run_all or node.name in risky or may_succeed(node)
+        node_plans = plans_on(node)
+        maybe = (
+            i == 0 or run_all or node.name in risky or node_plans is not plans or may_succeed(node)
+        )
         if not maybe:  # no candidate for some request, and nothing to raise an error
             outcomes[node.name] = explainer.no_fit(node)
             continue
@@ -1112,7 +1117,7 @@ def _explain(
             not_searched += 1
             continue
         leftover = budget.spent  # enough searches ran out: this one gets a few calls
-        outcome = allocator.allocate(node, plans)
+        outcome = allocator.allocate(node, node_plans)
         if outcome.timed_out and leftover:
             not_searched += 1
             gave_up = True
@@ -1185,6 +1190,40 @@ def _explain(
     if node_errors and explanation.reason == "insufficient-count":
         explanation.reason = "pool-invalid"  # the devices of invalid pools were not counted
     return explanation
+
+
+def _extended_variants(
+    state: ClusterState,
+    allocator: Allocator,
+    claims: list[ResourceClaim],
+    plans: list[Any],
+    pod: Pod | None,
+) -> Callable[[Node], list[Any]]:
+    """The plans on one node. A Pod's claim for its extended resources asks, on each node, for
+    those the node's device plugin does not serve (filterExtendedResources): where a plugin
+    serves some, the claim there has fewer requests, or none."""
+    implicit = next((i for i, c in enumerate(claims) if c.implicit), None)
+    if implicit is None or pod is None or pod.extended is None:
+        return lambda node: plans
+    resources = pod.extended
+    main = frozenset(
+        name for name, n in resources.totals.items() if n and name in resources.mapping
+    )
+    variants: dict[frozenset[str], list[Any]] = {main: plans}
+
+    def plans_on(node: Node) -> list[Any]:
+        dra = resources.split(node).dra
+        key = frozenset(dra)
+        if key not in variants:
+            requests, _ = requests_and_mappings(pod, dra, resources.mapping)
+            claim = ResourceClaim(in_memory_claim(pod, requests))
+            claim.implicit = True
+            variants[key] = [
+                allocator.plan(claim) if i == implicit else plan for i, plan in enumerate(plans)
+            ]
+        return variants[key]
+
+    return plans_on
 
 
 def _funnel_reason(explainer: _Explainer, explanation: Explanation) -> tuple[str, str | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from dradash.dra.extended import allocatable_counts, pod_requests
 from dradash.dra.fields import dig, mapping, mappings, text
 from dradash.dra.nodes import node_selector_matches
 from dradash.dra.objects import Device, Node, Pod, ResourceClaim
@@ -66,6 +67,30 @@ def pod_node_problem(pod: Pod, node: Node) -> str | None:
         isinstance(required, dict) and not node_selector_matches(required, node.name, labels)
     ):
         return "node(s) didn't match Pod's node affinity/selector"
+    if pod.extended is not None and not pod.node_name:
+        return _extended_resources_problem(pod, node)
+    return None
+
+
+def _extended_resources_problem(pod: Pod, node: Node) -> str | None:
+    """NodeResourcesFit for the Pod's extended resources that DRA does not serve on the node:
+    those its device plugin advertises must be free there (the Pods on the node use some); one
+    the node does not advertise and no class maps does not fit (the DynamicResources plugin's
+    "cannot fit resource" comes after NodeResourcesFit's message)."""
+    split = pod.extended.split(node)
+    if split.unfit:
+        return f"Insufficient {split.unfit}"
+    if not split.plugin:
+        return None
+    allocatable = allocatable_counts(node)
+    used: dict[str, int] = {}
+    for other in node.pods:
+        if other is not pod and not other.finished:
+            for name, n in pod_requests(other).items():
+                used[name] = used.get(name, 0) + n
+    for name, n in sorted(split.plugin.items()):
+        if allocatable.get(name, 0) - used.get(name, 0) < n:
+            return f"Insufficient {name}"
     return None
 
 
