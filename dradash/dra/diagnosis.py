@@ -607,6 +607,8 @@ def _constraints(pod: Pod | None) -> Any:
 
 
 def _funnel_evidence(claim: ResourceClaim, explanation: allocator.Explanation) -> list[Evidence]:
+    if claim.implicit and claim.owner_pod is not None:
+        claim = claim.owner_pod  # type: ignore[assignment]  # no such claim to point at yet
     out = []
     for request in explanation.requests:
         funnel = " → ".join(f"{step} {n}" for step, n in request.funnel)
