@@ -607,12 +607,12 @@ def _constraints(pod: Pod | None) -> Any:
 
 
 def _funnel_evidence(claim: ResourceClaim, explanation: allocator.Explanation) -> list[Evidence]:
-    if claim.implicit and claim.owner_pod is not None:
-        claim = claim.owner_pod  # type: ignore[assignment]  # no such claim to point at yet
+    # A claim the scheduler keeps in memory has no object to point at yet: its Pod has.
+    target = claim.owner_pod if claim.implicit and claim.owner_pod is not None else claim
     out = []
     for request in explanation.requests:
         funnel = " → ".join(f"{step} {n}" for step, n in request.funnel)
-        out.append(_of(claim, f"request {request.name}", f"allocator funnel: {funnel}"))
+        out.append(_of(target, f"request {request.name}", f"allocator funnel: {funnel}"))
     return out
 
 
