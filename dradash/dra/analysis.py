@@ -29,7 +29,7 @@ from dradash.dra.objects import Device, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
 
 # How bad a verdict is, for lists sorted worst first and for alerts.
-WAITING_REASONS = frozenset({"waiting", "binding-conditions-pending"})
+WAITING_REASONS = frozenset({"waiting", "binding-conditions-pending", "stale-extended-claim"})
 
 
 def severity(d: Diagnosis) -> str:

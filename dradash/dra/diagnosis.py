@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dradash.dra import allocator
+from dradash.dra.extended import is_extended_claim
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS
@@ -968,6 +969,25 @@ def _allocated_not_bound(state: ClusterState, pod: Pod) -> Diagnosis:
                     "The device's driver or controller sets these conditions "
                     "(status.devices[].conditions); check its logs. The scheduler gives up "
                     "after the binding timeout (600 s by default).",
+                ],
+            )
+    # The claim for the Pod's extended resources from an earlier attempt that did not bind:
+    # filterExtendedResources answers "cannot schedule extended resource claim" on every node,
+    # PostFilter deletes the claim, and the next attempt allocates anew.
+    for claim in claims:
+        if claim.owner_pod is pod and is_extended_claim(claim.metadata):
+            return Diagnosis(
+                "allocated-not-bound",
+                "stale-extended-claim",
+                f"ResourceClaim {claim.ref} for Pod {pod.ref}'s extended resources is left from "
+                "a scheduling attempt that did not bind the Pod; the scheduler deletes it and "
+                "allocates anew.",
+                evidence,
+                [
+                    _describe(pod),
+                    'If it stays, look for "cannot schedule extended resource claim" and '
+                    '"deletion of ResourceClaim completed" in the Pod\'s FailedScheduling events, '
+                    "and at kube-scheduler's logs for why it cannot delete the claim.",
                 ],
             )
     # Allocations that tie the Pod to nodes it cannot use: only the Node objects tell.

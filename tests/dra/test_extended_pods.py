@@ -147,11 +147,17 @@ def test_a_resource_neither_serves_keeps_the_node_out() -> None:
 
 
 def test_bound_through_the_claim_the_scheduler_created() -> None:
-    bound = asking("train", {GPU: "1"}, node_name="node-1", phase="Running",
-                   extended={"resourceClaimName": "train-extended-resources-x7k9m",
-                             "requestMappings": [{"containerName": "ctr0",
-                                                  "resourceName": GPU,
-                                                  "requestName": "container-0-request-0"}]})  # fmt: skip
+    mapping = {"containerName": "ctr0", "resourceName": GPU, "requestName": "container-0-request-0"}
+    bound = asking(
+        "train",
+        {GPU: "1"},
+        node_name="node-1",
+        phase="Running",
+        extended={
+            "resourceClaimName": "train-extended-resources-x7k9m",
+            "requestMappings": [mapping],
+        },
+    )
     bound["status"]["containerStatuses"] = [
         {"name": "ctr0", "ready": True, "state": {"running": {}}}
     ]
@@ -233,3 +239,25 @@ def test_init_containers_reuse_the_devices_of_later_containers() -> None:
         ("train", "container-1-request-0"),
     ]
     assert explain(state, [ref.claim], pod=state.pods[("default", "p")]).allocatable
+
+
+def test_a_claim_left_from_an_attempt_that_did_not_bind_is_named() -> None:
+    """filterExtendedResources: a Pod not bound whose extended-resource claim already exists
+    (allocated in an earlier cycle) is unschedulable until PostFilter deletes the claim."""
+    pending = asking("train", {GPU: "1"})
+    left = claim(
+        "train-extended-resources-q2w3e",
+        requests=[request("container-0-request-0", CLASS, allocationMode="ExactCount", count=1)],
+        results=[result("container-0-request-0", "gpu-0")],
+        owners=[owner("Pod", "train", pending["metadata"]["uid"])],
+        annotations={extended.CLAIM_ANNOTATION: "true"},
+    )
+    state = cluster(gpu_class(), pending, left)
+    d = verdict(state, "train")
+    assert (d.stage, d.reason) == ("allocated-not-bound", "stale-extended-claim")
+    assert "default/train-extended-resources-q2w3e" in d.summary
+    # a claim of the Pod's spec, allocated, is not mistaken for one
+    ordinary = pod("other", claims=[{"name": "gpu", "resourceClaimName": "shared"}])
+    shared = claim("shared", results=[result("gpu", "gpu-1")])
+    state = cluster(gpu_class(), ordinary, shared)
+    assert verdict(state, "other").reason != "stale-extended-claim"
