@@ -90,6 +90,10 @@ ExplainSerializer = inline_serializer(
                     choices=["fit", "nofit", "node-error", "error", "timeout"]
                 ),
                 "error": serializers.CharField(),
+                # a Pod's extended resources that the node's device plugin serves instead
+                "device_plugin": serializers.ListField(
+                    child=serializers.CharField(), required=False
+                ),
             },
             many=True,
         ),

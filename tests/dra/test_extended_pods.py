@@ -261,3 +261,14 @@ def test_a_claim_left_from_an_attempt_that_did_not_bind_is_named() -> None:
     shared = claim("shared", results=[result("gpu", "gpu-1")])
     state = cluster(gpu_class(), ordinary, shared)
     assert verdict(state, "other").reason != "stale-extended-claim"
+
+
+def test_the_explanation_says_where_a_device_plugin_serves_the_name() -> None:
+    plugin_node = with_allocatable(node("node-2"), **{GPU: "4"})
+    state = cluster(gpu_class(), plugin_node, asking("p", {GPU: "1"}))
+    d = verdict(state, "p")
+    assert d.explanation is not None
+    assert [n.as_dict() for n in d.explanation.nodes] == [
+        {"node": "node-1", "outcome": "fit", "error": ""},
+        {"node": "node-2", "outcome": "fit", "error": "", "device_plugin": [GPU]},
+    ]

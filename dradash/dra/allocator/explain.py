@@ -140,9 +140,14 @@ class NodeOutcome:
     node: str
     outcome: str
     error: str = ""
+    # The Pod's extended resources that the node's device plugin serves instead of DRA.
+    device_plugin: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, str]:
-        return {"node": self.node, "outcome": self.outcome, "error": self.error}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"node": self.node, "outcome": self.outcome, "error": self.error}
+        if self.device_plugin:
+            out["device_plugin"] = list(self.device_plugin)
+        return out
 
 
 @dataclass
@@ -1006,13 +1011,14 @@ def _timeout(node: Node, allocation: Allocation, features: Features) -> Allocati
     return allocation
 
 
-def _outcome(node: Node, allocation: Allocation) -> NodeOutcome:
+def _outcome(node: Node, allocation: Allocation, plugin: tuple[str, ...] = ()) -> NodeOutcome:
     if allocation.timed_out:
-        return NodeOutcome(node.name, "timeout", allocation.error or TIMED_OUT)
+        return NodeOutcome(node.name, "timeout", allocation.error or TIMED_OUT, plugin)
     if allocation.error is not None:
         kind = "node-error" if allocation.node_error else "error"
-        return NodeOutcome(node.name, kind, allocation.error)
-    return NodeOutcome(node.name, "nofit" if allocation.allocations is None else "fit")
+        return NodeOutcome(node.name, kind, allocation.error, plugin)
+    outcome = "nofit" if allocation.allocations is None else "fit"
+    return NodeOutcome(node.name, outcome, "", plugin)
 
 
 def _explain(
@@ -1036,6 +1042,11 @@ def _explain(
         and all(allocation_allows(c, n) for c in held_claims)
     ]
     plans_on = _extended_variants(state, allocator, to_allocate, plans, pod)
+    extended = pod.extended if pod is not None and any(c.implicit for c in to_allocate) else None
+
+    def plugin_served(node: Node) -> tuple[str, ...]:
+        return tuple(sorted(extended.split(node).plugin)) if extended is not None else ()
+
     explainer = _Explainer(state, allocator, plans, eligible, features, pod)
     for alt in explainer.alternatives:
         explainer.device_steps(alt)
@@ -1132,7 +1143,7 @@ def _explain(
                 if not every_node:
                     break
             continue
-        outcomes[node.name] = _outcome(node, outcome)
+        outcomes[node.name] = _outcome(node, outcome, plugin_served(node))
         if outcome.error is not None and not outcome.node_error:
             failure = failure or outcome
             run_all = run_all or i == 0
