@@ -229,12 +229,17 @@ class NodeSplit:
 
 
 def allocatable_counts(node: Node) -> dict[str, int]:
-    """The node's status.allocatable of extended resources (device plugins advertise them)."""
+    """The node's status.allocatable of extended resources (device plugins advertise them);
+    read once per node (every pending Pod's explanation asks of every node)."""
+    cached: dict[str, int] | None = node.__dict__.get("_extended_allocatable")
+    if cached is not None:
+        return cached
     out = {}
     for name, value in mapping(dig(node.raw, "status", "allocatable")).items():
         if isinstance(name, str) and is_dra_extended_resource_name(name):
             count = _count(value)
             out[name] = count if count is not None else 0
+    node.__dict__["_extended_allocatable"] = out
     return out
 
 
