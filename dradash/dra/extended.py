@@ -258,7 +258,7 @@ def pod_resources(pod: Pod, mapping_: dict[str, DeviceClass]) -> PodResources:
                         device_class.name if device_class else "",
                     )
                 )
-    return PodResources(requests, pod_requests(pod), mapping_)
+    return PodResources(requests, pod_requests(pod) if requests else {}, mapping_)
 
 
 # --- the claim the scheduler creates ---------------------------------------------------------
