@@ -148,16 +148,21 @@ class Kube:
         """The parsed JSON answer. Raises KubeError."""
         what = f"{method} {path}"
         attempt = 0
+        answered: KubeError | None = None  # the last error the server answered with
         while True:
             attempt += 1
             try:
                 return self._once(method, path, query, body)
             except _Transient as e:
+                if e.error.status:
+                    answered = e.error
                 if attempt > self.retries:
+                    # A dropped connection after an answer says less than the answer did.
+                    error = answered if answered is not None and not e.error.status else e.error
                     raise KubeError(
-                        e.error.status,
-                        e.error.reason,
-                        f"{e.error.message} (gave up on {what} after {attempt} attempts)",
+                        error.status,
+                        error.reason,
+                        f"{error.message} (gave up on {what} after {attempt} attempts)",
                     ) from None
                 self.sleep(self._delay(attempt, e.retry_after))
 

@@ -28,12 +28,16 @@ class RawServer:
     """Answers every request with the same raw bytes (status line, headers, body), then
     closes the connection: whatever a broken server or a proxy in the way might send."""
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, answers: int | None = None) -> None:
+        """``answers``: after that many, close each connection without a word."""
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 outer.requests += 1
+                if answers is not None and outer.requests > answers:
+                    self.close_connection = True
+                    return
                 self.wfile.write(raw)
                 self.wfile.flush()
                 self.close_connection = True
@@ -160,3 +164,21 @@ def test_an_html_page_instead_of_json_is_named_as_html(
     if status.startswith(b"200"):
         assert "not a Kubernetes API server, or a proxy or login page" in run.error
     assert Cluster.objects.get(name="faulty").snapshots.count() == 0
+
+
+def test_a_connection_dropped_after_an_answer_reports_the_answer(
+    tmp_path: Path, raw_server: list[RawServer]
+) -> None:
+    """A proxy that answers 502 once and then drops connections: giving up, the capture names
+    the answer it got (an HTML page), not the dropped connection of its last try."""
+    page = RawServer(
+        b"HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\n"
+        b"Content-Length: " + str(len(LOGIN_PAGE)).encode() + b"\r\n\r\n" + LOGIN_PAGE,
+        answers=1,
+    )
+    raw_server.append(page)
+    run = capture_with(page.kubeconfig(tmp_path / "kubeconfig"))
+    assert run.status == SnapshotRun.Status.FAILED
+    assert page.requests > 1  # it retried
+    assert 'an HTML page titled "Sign in - Corporate SSO"' in run.error
+    assert "cannot reach" not in run.error
