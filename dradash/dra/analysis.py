@@ -561,8 +561,9 @@ def inventory_dict(inv: inventory.Inventory) -> dict[str, Any]:
 
 
 def capacity_dict(state: ClusterState, inv: inventory.Inventory) -> dict[str, Any]:
-    """GET snapshots/{id}/capacity: per class and per Job (those that do not fit first). Each
-    class also has ``free_spread``: [free devices on a node, nodes with that many], most first."""
+    """GET snapshots/{id}/capacity: per class, per Job (those that do not fit first) and per
+    extended resource name a class maps. Each class also has ``free_spread``: [free devices on
+    a node, nodes with that many], most first."""
     skipped = {c.name: c.tally.unusable for c in inv.classes}
     jobs = sorted(capacity.job_capacity(state), key=lambda j: {False: 0, None: 1, True: 2}[j.fits])
     return {
@@ -570,6 +571,7 @@ def capacity_dict(state: ClusterState, inv: inventory.Inventory) -> dict[str, An
             _class_capacity(c, skipped.get(c.name, 0)) for c in capacity.class_capacity(state)
         ],
         "jobs": [_job_capacity(j) for j in jobs],
+        "extended_resources": [_extended_capacity(e) for e in capacity.extended_capacity(state)],
     }
 
 
@@ -614,6 +616,26 @@ def _job_capacity(j: capacity.JobCapacity) -> dict[str, Any]:
         "pods_fit": j.pods_fit,
         "fits": j.fits,
         "summary": j.summary,
+    }
+
+
+def _extended_capacity(e: capacity.ExtendedCapacity) -> dict[str, Any]:
+    return {
+        "resource": e.resource,
+        "device_class": e.device_class,
+        "explicit": e.explicit,
+        "known": e.known,
+        "dra_nodes": e.dra_nodes,
+        "dra_free": e.dra_free,
+        "dra_largest": e.dra_largest,
+        "plugin_nodes": e.plugin_nodes,
+        "plugin_free": e.plugin_free,
+        "plugin_largest": e.plugin_largest,
+        "largest_request": e.largest,
+        "largest_on": e.largest_on,
+        "pods_waiting": e.pods_waiting,
+        "pods_too_big": e.pods_too_big,
+        "summary": e.summary,
     }
 
 

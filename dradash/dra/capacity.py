@@ -9,6 +9,10 @@ two views built on it for the device inventory (issue 7, "Capacity that tells th
   of devices each request asks for (8 free GPUs spread one per node serve no 2-GPU request).
 - ``job_capacity(state)``: per active Job, devices per Pod times the Pods it runs at once against
   the devices matching its requests, and how many of its Pods fit now.
+- ``extended_capacity(state)``: per extended resource name a DeviceClass maps (KEP-5004), the
+  class that serves it, its free devices where DRA serves the name, what device plugins have
+  left where nodes advertise it, and the largest request one node can serve ("could a Pod
+  asking ``example.com/gpu: 4`` run anywhere?").
 
 The allocator's rules as the findings encode them: pools that are invalid are skipped, and from
 Kubernetes 1.35 on incomplete ones too (dra-reference §5.2); an allocation blocks its device for
@@ -27,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dradash.dra import extended as extended_resources
 from dradash.dra.allocator import (
     Features,
     blocking_taints,
@@ -728,4 +733,221 @@ def _class_summary(c: ClassCapacity) -> str:
     uncounted = [plural(n, f"{kind} request") for n, kind in kinds if n]
     if uncounted:
         sentences.append(f"Not counted: {' and '.join(uncounted)}.")
+    return " ".join(sentences)
+
+
+# --- extended resources: what a Pod asking for a name could get on one node -------------------
+
+
+@dataclass
+class ExtendedCapacity:
+    """One extended resource name a DeviceClass maps, as a Pod asking for it sees the cluster
+    (see ``extended_capacity``). None: unknown, the snapshot cannot tell."""
+
+    resource: str  # "example.com/gpu" or "deviceclass.resource.kubernetes.io/<class>"
+    device_class: str  # the class serving it (the winner of an explicit name)
+    explicit: bool  # the class's spec.extendedResourceName, not its implicit name
+    known: bool  # False: a selector of the class does not compile (its devices are unknown)
+    dra_nodes: int | None  # nodes that do not advertise it, where DRA serves it
+    dra_free: int | None  # free devices of the class there (and those every node reaches)
+    dra_largest: int | None  # the most of them on one node
+    plugin_nodes: int | None  # nodes whose status.allocatable advertises it (a device plugin)
+    plugin_free: int | None  # their allocatable minus what the Pods on them request, summed
+    plugin_largest: int | None  # the most left on one of them
+    largest: int | None  # the largest request one node can serve now
+    largest_on: str  # where: a node's name, or "" for devices every node reaches
+    pods_waiting: int | None  # Pods not on a node yet that ask for it
+    pods_too_big: int | None  # of those, the ones asking for more than ``largest``
+    summary: str  # one or two sentences a person reads
+
+
+def extended_capacity(state: ClusterState) -> list[ExtendedCapacity]:
+    """Per extended resource name the scheduler maps to a DeviceClass (``state.extended_mapping``:
+    each explicit extendedResourceName's winner and every class's implicit name), explicit names
+    first, then by name.
+
+    filterExtendedResources decides per node: where the node's status.allocatable advertises
+    the name (more than 0) a device plugin serves it, and NodeResourcesFit counts the requests of
+    the Pods on the node (those not finished: the scheduler's cache drops them) against the
+    allocatable; elsewhere the scheduler allocates devices of the class through DRA, counted as
+    ``class_capacity`` counts the class's free devices (usable pools, not allocated, no
+    NoSchedule/NoExecute taint: a claim the scheduler creates tolerates none), per node, those
+    every node reaches as one more node of their own. Devices on a node the snapshot does not
+    have serve nobody. Node taints, cordons, affinity and the Pod's other requests are not
+    weighed.
+    Without Nodes, which nodes advertise a name is unknown; without Pods, what device plugins
+    have left is unknown.
+    """
+    return list(state.derived("capacity.extended", _extended_capacity))
+
+
+def _extended_capacity(state: ClusterState) -> list[ExtendedCapacity]:
+    if not state.extended_mapping:
+        return []
+    classes = {c.name: c for c in class_capacity(state)}
+    nodes_known = not state.meta.unproven("Node")
+    pods_known = not state.meta.unproven("Pod")
+    allocatable = {
+        n.name: extended_resources.allocatable_counts(n)
+        for n in sorted(state.nodes.values(), key=lambda n: n.name)
+    }
+    requested: dict[str, dict[str, int]] = {}  # per node, what its Pods ask for
+    for name, node in state.nodes.items():
+        if any(v > 0 for v in allocatable[name].values()):
+            used: dict[str, int] = defaultdict(int)
+            for pod in node.pods:
+                if not pod.finished:
+                    for resource, n in extended_resources.pod_requests(pod).items():
+                        used[resource] += n
+            requested[name] = used
+    waiting: dict[str, list[int]] = defaultdict(list)
+    for pod in state.pods.values():
+        if pod.extended is None or pod.node_name or pod.finished or pod.deleting:
+            continue
+        for resource, n in pod.extended.totals.items():
+            if n:
+                waiting[resource].append(n)
+    order = sorted(
+        state.extended_mapping.items(),
+        key=lambda item: (item[0].startswith(extended_resources.CLASS_PREFIX), item[0]),
+    )
+    return [
+        _one_name(
+            resource,
+            device_class.name,
+            classes.get(device_class.name),
+            allocatable,
+            requested,
+            waiting.get(resource, []),
+            nodes_known=nodes_known,
+            pods_known=pods_known,
+        )
+        for resource, device_class in order
+    ]
+
+
+def _one_name(
+    resource: str,
+    class_name: str,
+    cc: ClassCapacity | None,
+    allocatable: dict[str, dict[str, int]],
+    requested: dict[str, dict[str, int]],
+    waiting: list[int],
+    *,
+    nodes_known: bool,
+    pods_known: bool,
+) -> ExtendedCapacity:
+    explicit = not resource.startswith(extended_resources.CLASS_PREFIX)
+    known = cc is not None and cc.known
+    plugin = {name: have[resource] for name, have in allocatable.items() if have.get(resource, 0)}
+    candidates: list[tuple[int, str]] = []  # (how many one node can serve, where)
+    # Device plugins: what the node advertises minus what its Pods request.
+    plugin_left = {
+        name: max(0, have - requested.get(name, {}).get(resource, 0))
+        for name, have in plugin.items()
+    }
+    plugin_free = sum(plugin_left.values()) if pods_known else None
+    plugin_largest = max(plugin_left.values(), default=0) if pods_known else None
+    if pods_known:
+        candidates += [(n, name) for name, n in plugin_left.items()]
+    # DRA: the class's free devices on the other nodes, and those every node reaches.
+    dra_names = [name for name in allocatable if name not in plugin]
+    dra_free = dra_largest = None
+    if known and cc is not None:
+        if nodes_known:
+            spread = {name: cc.free_by_node.get(name, 0) for name in dra_names}
+            if dra_names:
+                spread[""] = cc.free_by_node.get("", 0)
+        else:  # which nodes advertise it is unknown: every device node may be DRA's
+            spread = dict(cc.free_by_node)
+        dra_free = sum(spread.values())
+        dra_largest = max(spread.values(), default=0)
+        candidates += [(n, name) for name, n in spread.items()]
+    dra_nodes = len(dra_names) if nodes_known else None
+    plugin_nodes = len(plugin) if nodes_known else None
+    unknown_parts = []
+    if not nodes_known:
+        unknown_parts.append("the snapshot has no Nodes to tell where a device plugin serves it")
+    if not known and (dra_names or not nodes_known):
+        unknown_parts.append(
+            f"a selector of DeviceClass {class_name} does not compile"
+            if cc is not None
+            else f"DeviceClass {class_name}'s devices are not known"
+        )
+    if plugin and not pods_known:
+        unknown_parts.append("the snapshot has no Pods to tell what the device plugins have left")
+    largest: int | None = None
+    largest_on = ""
+    if not unknown_parts:
+        best = max(candidates, key=lambda c: (c[0], c[1] != ""), default=(0, ""))
+        largest, largest_on = best
+    too_big = None if largest is None else sum(1 for n in waiting if n > largest)
+    out = ExtendedCapacity(
+        resource=resource,
+        device_class=class_name,
+        explicit=explicit,
+        known=known,
+        dra_nodes=dra_nodes,
+        dra_free=dra_free,
+        dra_largest=dra_largest,
+        plugin_nodes=plugin_nodes,
+        plugin_free=plugin_free,
+        plugin_largest=plugin_largest if plugin else (0 if nodes_known else None),
+        largest=largest,
+        largest_on=largest_on,
+        pods_waiting=len(waiting) if pods_known else None,
+        pods_too_big=too_big if pods_known else None,
+        summary="",
+    )
+    out.summary = _extended_summary(out, plugin, unknown_parts)
+    return out
+
+
+def _extended_summary(e: ExtendedCapacity, plugin: dict[str, int], unknown: list[str]) -> str:
+    sentences = []
+    if e.largest is None:
+        sentences.append(
+            f"The largest request of {e.resource} one node can serve is unknown: "
+            + "; ".join(unknown)
+            + "."
+        )
+    elif e.largest == 0:
+        sentences.append(f"No node can serve a request of {e.resource} now.")
+    else:
+        free = f"{e.largest} free {e.device_class} device{'' if e.largest == 1 else 's'}"
+        if e.largest_on == "":
+            where = f"{free} every node reaches, through DRA"
+        elif e.largest_on in plugin:
+            where = f"node {e.largest_on}, whose device plugin has {e.largest} left"
+        else:
+            where = f"node {e.largest_on}, {free} through DRA"
+        sentences.append(f"A Pod can get up to {e.largest} {e.resource} on one node now ({where}).")
+    parts = []
+    if e.dra_nodes == 0:
+        parts.append(
+            "every node advertises it, so DRA serves it nowhere"
+            if plugin
+            else "the snapshot has no node for it"
+        )
+    elif e.dra_free is not None:
+        on = f" on {plural(e.dra_nodes, 'node')}" if e.dra_nodes is not None else ""
+        parts.append(
+            f"DeviceClass {e.device_class} has {e.dra_free} free "
+            f"{'device' if e.dra_free == 1 else 'devices'} where DRA serves it{on}"
+        )
+    if plugin:
+        left = f", {e.plugin_free} left" if e.plugin_free is not None else ""
+        parts.append(
+            f"{plural(len(plugin), 'node')} {'advertises' if len(plugin) == 1 else 'advertise'} "
+            f"it in status.allocatable (a device plugin serves it there{left})"
+        )
+    if parts:
+        sentences.append(parts[0][0].upper() + "; ".join(parts)[1:] + ".")
+    if e.pods_waiting:
+        asks = "asks" if e.pods_waiting == 1 else "ask"
+        wait = f"{plural(e.pods_waiting, 'Pod')} not on a node yet {asks} for it"
+        if e.pods_too_big:
+            asks = "asks" if e.pods_too_big == 1 else "ask"
+            wait += f"; {e.pods_too_big} of them {asks} for more than any one node can serve"
+        sentences.append(wait + ".")
     return " ".join(sentences)

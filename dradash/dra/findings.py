@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from dradash.dra import extended as extended_resources
 from dradash.dra.capacity import (
     Alternative,
     Capacity,
@@ -36,7 +37,9 @@ from dradash.dra.objects import (
     TERMINAL_PHASES,
     AllocationResult,
     Device,
+    DeviceClass,
     Job,
+    Node,
     Pod,
     Pool,
     Resource,
@@ -113,6 +116,29 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "dangling-allocation": ("ResourceClaim", "ResourceSlice"),
     "no-preemption": ("Pod", "ResourceClaim", "ResourceSlice", "DeviceClass"),
     "parallelism-exceeds-capacity": ("Job", "ResourceClaim", "ResourceSlice", "DeviceClass"),
+    "extended-resource-conflict": ("DeviceClass",),
+    "extended-resource-device-plugin": ("DeviceClass", "Node"),
+}
+
+
+def _explicit_names_asked(state: ClusterState) -> bool:
+    """Whether a class may map a name a device plugin serves: the feature is on and a class
+    declares an explicit extendedResourceName (or the classes are unknown). The implicit
+    ``deviceclass.resource.kubernetes.io/<class>`` names are never a device plugin's: the kubelet
+    registers only names v1helper.IsExtendedResourceName accepts, which excludes the
+    kubernetes.io domains (only a hand-patched Node status could advertise one)."""
+    if state.meta.unproven("DeviceClass"):
+        return True
+    return bool(state.extended_mapping) and any(
+        c.extended_resource_name for c in state.classes.values()
+    )
+
+
+# Checks whose question only some snapshots raise: where it does not arise, the kinds the check
+# rests on are not needed and their absence is not reported (a cluster that maps no extended
+# resource name to a class needs no Nodes to know that no device plugin serves one).
+ASKED: dict[str, Callable[[ClusterState], bool]] = {
+    "extended-resource-device-plugin": _explicit_names_asked,
 }
 
 
@@ -125,6 +151,8 @@ def skipped(state: ClusterState) -> dict[str, list[str]]:
     """{finding code: the unproven kinds it rests on} of the checks this snapshot cannot make."""
     out = {}
     for code, kinds in NEEDS.items():
+        if (asked := ASKED.get(code)) is not None and not asked(state):
+            continue
         if missing := state.meta.unproven(*kinds):
             out[code] = missing
     return out
@@ -142,6 +170,8 @@ def _find(state: ClusterState) -> list[Finding]:
         _device_tainted,
         _dangling_allocations,
         _capacity_findings,
+        _extended_conflicts,
+        _extended_device_plugin,
     ]
     found = [f for check in checks for f in check(state, enabled) if f.code in enabled]
     if skip:
@@ -351,29 +381,110 @@ def _holding(claim: ResourceClaim) -> str:
 
 
 def _orphaned(state: ClusterState, claim: ResourceClaim) -> Finding | None:
+    """A claim generated for one Pod whose Pod is gone: from a ResourceClaimTemplate by the
+    resourceclaim controller (annotation pod-claim-name), or for the Pod's extended resources by
+    the scheduler (annotation extended-resource-claim). Both carry a controller owner reference
+    to the Pod, through which the garbage collector deletes them with it."""
     if claim.owner_pod is not None:
         return None
+    extended = extended_resources.is_extended_claim(claim.metadata)
     owner = claim.controller_owner("Pod")
-    if owner is None or not claim.pod_claim_name:
+    if owner is None:
+        return _extended_claim_without_owner(claim) if extended else None
+    if not (claim.pod_claim_name or extended):
         return None
     owner_name = text(owner.get("name"))
     same_name = state.pods.get((claim.namespace, owner_name))
-    why = (
-        f"a Pod {owner_name} exists, but with another uid (the owner was deleted and recreated)"
-        if same_name is not None
-        else f"its owner Pod {owner_name} is not in the snapshot"
-    )
     holding = _holding(claim)
+    still = f"; it is still allocated, {holding}" if holding else ""
+    objects = [ref(claim), named("Pod", claim.namespace, owner_name)]
+    if not extended:
+        why = (
+            f"a Pod {owner_name} exists, but with another uid (the owner was deleted and recreated)"
+            if same_name is not None
+            else f"its owner Pod {owner_name} is not in the snapshot"
+        )
+        return Finding(
+            "orphaned-claim",
+            "warning",
+            f"ResourceClaim {claim.ref} was generated for Pod {owner_name} (pod claim "
+            f"{claim.pod_claim_name!r}), but {why}{still}.",
+            objects,
+            "The garbage collector normally deletes it with its Pod; check "
+            f"`kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml` and, if the "
+            f"Pod is gone, `kubectl delete resourceclaim -n {claim.namespace} {claim.name}`.",
+        )
+    # The scheduler deletes the claim it created only in its own cleanup (Unreserve, when the
+    # Pod fails to bind after PreBind created it; PostFilter, for a stale one of an earlier
+    # cycle); once the Pod is bound, the claim goes with the Pod through its owner reference
+    # (the garbage collector). The resourceclaim controller also deletes an unreserved claim
+    # whose controlling Pod is done or was replaced by one with another uid (owningPod reads the
+    # owner reference alone, as far as we read upstream), but leaves a Pod it cannot find to the
+    # garbage collector.
+    uid = text(owner.get("uid"))
+    why = (
+        f"the Pod {owner_name} there is now has another uid (it was deleted and recreated, and "
+        "the new Pod gets a claim of its own)"
+        if same_name is not None
+        else f"Pod {owner_name} no longer exists"
+    )
     return Finding(
         "orphaned-claim",
         "warning",
-        f"ResourceClaim {claim.ref} was generated for Pod {owner_name} (pod claim "
-        f"{claim.pod_claim_name!r}), but {why}"
-        f"{'; it is still allocated, ' + holding if holding else ''}.",
-        [ref(claim), named("Pod", claim.namespace, owner_name)],
-        "The garbage collector normally deletes it with its Pod; check "
-        f"`kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml` and, if the Pod "
-        f"is gone, `kubectl delete resourceclaim -n {claim.namespace} {claim.name}`.",
+        f"ResourceClaim {claim.ref} is the claim of a deleted Pod's extended resources: the "
+        f"scheduler created it for Pod {owner_name} ({_asks(claim)}), but {why}{still}; the "
+        "scheduler deletes such a claim only in its own cleanup of a failed binding, and the "
+        "garbage collector removes it through its owner reference, so one left behind means the "
+        "garbage collector has not got to it yet or cannot delete it.",
+        objects,
+        f"Check `kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml` "
+        f"(metadata.ownerReferences names Pod {owner_name}{', uid ' + uid if uid else ''}) and "
+        "the kube-controller-manager's garbage collector logs; the Pod is gone, so "
+        f"`kubectl delete resourceclaim -n {claim.namespace} {claim.name}` is safe.",
+    )
+
+
+def _asks(claim: ResourceClaim) -> str:
+    """What a claim's requests ask for: "2 gpu.example.com devices"."""
+    asks: dict[str, int] = defaultdict(int)
+    for r in mappings(dig(claim.spec, "devices", "requests")):
+        exactly = mapping(r.get("exactly"))
+        count = exactly.get("count")
+        asks[text(exactly.get("deviceClassName"))] += count if isinstance(count, int) else 1
+    if not asks:
+        return "no device requests"
+    return listing(
+        [f"{n} {name} device{'' if n == 1 else 's'}" for name, n in asks.items()], LISTED
+    )
+
+
+def _extended_claim_without_owner(claim: ResourceClaim) -> Finding | None:
+    """A claim the scheduler created for extended resources that lost its owner reference (the
+    Pod was deleted with --cascade=orphan, or the reference was edited away), and that no Pod
+    of the snapshot uses: nothing will ever delete it."""
+    if claim.pods or any(c.pod is not None for c in claim.consumers):
+        return None
+    holding = _holding(claim)
+    reserved = [c.name for c in claim.consumers if c.resource in ("pods", "")]
+    notes = []
+    if holding:
+        notes.append(f"it is still allocated, {holding}")
+    if reserved:
+        notes.append(
+            f"status.reservedFor names {'Pod' if len(reserved) == 1 else 'Pods'} "
+            f"{listing(reserved, LISTED)}, which the snapshot does not have"
+        )
+    return Finding(
+        "orphaned-claim",
+        "warning",
+        f"ResourceClaim {claim.ref} is a claim the scheduler created for a Pod's extended "
+        f"resources ({_asks(claim)}; annotation {extended_resources.CLAIM_ANNOTATION}), but it "
+        "has no owner reference to a Pod anymore (deleting the Pod with --cascade=orphan removes "
+        "it) and no Pod uses it: the garbage collector, which deletes such claims with their "
+        f"Pod, will never delete it{'; ' + '; '.join(notes) if notes else ''}.",
+        [ref(claim)] + [named("Pod", claim.namespace, name) for name in reserved],
+        f"Check `kubectl get resourceclaim -n {claim.namespace} {claim.name} -o yaml` and delete "
+        f"it: `kubectl delete resourceclaim -n {claim.namespace} {claim.name}`.",
     )
 
 
@@ -419,7 +530,13 @@ def _reserved_for_finished(
     state: ClusterState, claim: ResourceClaim, captured: datetime | None
 ) -> Finding | None:
     """Reserved only for Pods that finished: the resourceclaim controller removes such
-    reservations ("pod will not run anymore") and deletes the Pods' generated claims."""
+    reservations ("pod will not run anymore") and deletes the Pods' generated claims.
+
+    The claims the scheduler creates for extended resources are judged alike. Unclear: the
+    1.34 controller's enqueuePod returned early for a Pod without spec.resourceClaims, so it
+    saw such a claim only on the claim's own updates; upstream's later
+    TestEnqueuePodExtendedResourceClaims enqueues the extended claim of a finished or deleted
+    Pod. In which release that changed is not established here, so no release is excused."""
     if not claim.consumers or claim.deleting:
         return None  # a claim being deleted is claim-stuck-deleting's business
     pods = [c.pod for c in claim.consumers]
@@ -895,6 +1012,168 @@ def _parallelism(
     )
 
 
+# --- extended resources backed by DRA (KEP-5004) --------------------------------------------
+
+
+def _extended_conflicts(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    """Several DeviceClasses declaring one extendedResourceName: the scheduler's
+    extendedresourcecache gives the name to the newest class (creationTimestamp), the
+    alphabetically first name on a tie (betterDeviceClass); the others keep only their implicit
+    deviceclass.resource.kubernetes.io/<class> names."""
+    if "extended-resource-conflict" not in enabled or not state.extended_mapping:
+        return
+    asking = _pods_asking(state)
+    for name, found in sorted(
+        extended_resources.explicit_candidates(state.classes.values()).items()
+    ):
+        if len(found) < 2:
+            continue
+        winner, losers = found[0], found[1:]
+        won_at = timestamp(winner.created)
+        ties = [c for c in losers if timestamp(c.created) == won_at]
+        listed = [c.name for c in found]
+        both = "both" if len(found) == 2 else "all"
+        when = _created_at(winner)
+        if len(ties) == len(losers):
+            same = f"at the same time ({when})" if won_at else "without a creationTimestamp"
+            why = (
+                f"they were created {same}, so the scheduler gives it to {winner.name}, whose "
+                "name sorts first"
+            )
+        elif ties:
+            why = (
+                f"the scheduler gives it to {winner.name}, the newest ({when}; of the classes "
+                "created then, its name sorts first)"
+            )
+        else:
+            why = f"the scheduler gives it to {winner.name}, the newest ({when})"
+        lost = []
+        for c in losers:
+            if c in ties:
+                lost.append(f"{c.name} (created at the same time, its name sorts after)")
+            else:
+                lost.append(f"{c.name} ({_created_at(c)})")
+        implicit = [f"{extended_resources.CLASS_PREFIX}{c.name}" for c in losers]
+        pods = asking.get(name, [])
+        users = ""
+        if pods:
+            gets = "gets" if len(pods) == 1 else "get"
+            users = (
+                f"; {plural(len(pods), 'Pod')} asking for {name} "
+                f"({listing([p.ref for p in pods], LISTED)}) {gets} {winner.name}'s devices "
+                "wherever DRA serves it"
+            )
+        first_loser = losers[0].name
+        yield Finding(
+            "extended-resource-conflict",
+            "warning",
+            f"DeviceClasses {listing(listed, LISTED)} {both} declare extendedResourceName "
+            f"{name}: {why}; {listing(lost, LISTED)} "
+            f"{'loses' if len(losers) == 1 else 'lose'} it and "
+            f"{'stays' if len(losers) == 1 else 'stay'} reachable only by "
+            f"{'its implicit name' if len(losers) == 1 else 'their implicit names'} "
+            f"{listing(implicit, LISTED)}{users}.",
+            [ref(c) for c in found],
+            "kubectl get deviceclasses -o custom-columns=NAME:.metadata.name,"
+            "CREATED:.metadata.creationTimestamp,EXTENDED:.spec.extendedResourceName — keep "
+            f"{name} on the one class that should serve it, e.g. kubectl patch deviceclass "
+            f"{first_loser} --type=json "
+            '-p \'[{"op":"remove","path":"/spec/extendedResourceName"}]\'',
+        )
+
+
+def _created_at(device_class: DeviceClass) -> str:
+    created = device_class.created
+    if timestamp(created) is None:
+        return "no creationTimestamp, so it counts as the oldest"
+    return f"created {created}"
+
+
+def _pods_asking(state: ClusterState) -> dict[str, list[Pod]]:
+    """Pods that have not finished, by the mapped extended resource names they ask for."""
+    out: dict[str, list[Pod]] = defaultdict(list)
+    for pod in sorted(state.pods.values(), key=lambda p: (p.namespace, p.name)):
+        if pod.extended is None or pod.finished:
+            continue
+        for name, quantity in sorted(pod.extended.totals.items()):
+            if quantity and name in state.extended_mapping:
+                out[name].append(pod)
+    return out
+
+
+def _extended_device_plugin(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    """A name a class maps that some nodes advertise in status.allocatable: a device plugin
+    serves it there. filterExtendedResources gives a Pod the name through DRA only on nodes
+    that advertise none of it (0 counts as none); elsewhere the device plugin serves it, and
+    NodeResourcesFit counts it against the node's allocatable."""
+    if "extended-resource-device-plugin" not in enabled or not state.extended_mapping:
+        return
+    advertised: dict[str, list[tuple[Node, int]]] = defaultdict(list)
+    for node in sorted(state.nodes.values(), key=lambda n: n.name):
+        for name, count in extended_resources.allocatable_counts(node).items():
+            if count > 0 and name in state.extended_mapping:
+                advertised[name].append((node, count))
+    asking = _pods_asking(state) if not state.meta.unproven("Pod") else {}
+    for name, nodes in sorted(advertised.items()):
+        device_class = state.extended_mapping[name]
+        plugin = [f"{n.name}: {count}" for n, count in nodes]
+        others = len(state.nodes) - len(nodes)
+        dra = (
+            f"on the other {'node' if others == 1 else f'{others} nodes'} it allocates "
+            f"{device_class.name} devices "
+            "through DRA"
+            if others
+            else "no node is left where DRA serves it"
+        )
+        pods = asking.get(name, [])
+        plugin_served, dra_served, unbound, unknown = 0, 0, 0, 0
+        for pod in pods:
+            if pod.node is not None:
+                if name in pod.extended.split(pod.node).plugin:
+                    plugin_served += 1
+                else:
+                    dra_served += 1
+            elif pod.node_name:
+                unknown += 1
+            else:
+                unbound += 1
+        users = ""
+        if pods:
+            how = [
+                f"{n} {where}"
+                for n, where in (
+                    (plugin_served, "served by the device plugin"),
+                    (dra_served, "through DRA"),
+                    (unbound, "not on a node yet"),
+                    (unknown, "on a node the snapshot does not have"),
+                )
+                if n
+            ]
+            users = (
+                f"; {plural(len(pods), 'Pod')} {'asks' if len(pods) == 1 else 'ask'} for it "
+                f"({listing([p.ref for p in pods], LISTED)}): {listing(how, LISTED)}"
+            )
+        objects = [ref(device_class)] + [ref(n) for n, _ in nodes[: LISTED * 4]]
+        objects += [ref(p) for p in pods[: LISTED * 4]]
+        node_word = "node advertises" if len(nodes) == 1 else "nodes advertise"
+        escaped = name.replace(".", "\\.")  # a kubectl JSONPath key with dots
+        yield Finding(
+            "extended-resource-device-plugin",
+            "info",
+            f"DeviceClass {device_class.name} maps extended resource {name}, but "
+            f"{len(nodes)} {node_word} it in status.allocatable ({listing(plugin, LISTED)}): "
+            "a device plugin serves it there, and the scheduler gives it from the device plugin "
+            f"instead of DRA; {dra}{users}.",
+            objects,
+            f"kubectl get nodes -o custom-columns='NAME:.metadata.name,ALLOCATABLE:"
+            f".status.allocatable.{escaped}' — to serve "
+            "it through DRA on a node, remove the device plugin there so the node stops "
+            "advertising it; a Pod that must get DRA devices can ask for "
+            f"{extended_resources.CLASS_PREFIX}{device_class.name} instead, which no device "
+            "plugin serves.",
+        )
+
+
 # --- kinds-missing: what the snapshot cannot prove -------------------------------------------
 
 
@@ -937,7 +1216,8 @@ def _kinds_missing(state: ClusterState, skip: dict[str, list[str]]) -> Finding:
     return Finding(
         "kinds-missing",
         "info",
-        f"{'; '.join(reasons)}, so {plural(len(codes), 'check')} that rest on them "
+        f"{'; '.join(reasons)}, so {plural(len(codes), 'check')} that "
+        f"{'rests' if len(codes) == 1 else 'rest'} on them "
         f"{'was' if len(codes) == 1 else 'were'} skipped rather than guessed: "
         f"{listing(codes, len(codes))}.",
         [],

@@ -91,17 +91,48 @@ CapacitySerializer = inline_serializer(
             },
             many=True,
         ),
+        "extended_resources": inline_serializer(
+            "ExtendedResourceCapacity",
+            {
+                "resource": serializers.CharField(),
+                "device_class": serializers.CharField(),
+                "explicit": serializers.BooleanField(
+                    help_text="the class's spec.extendedResourceName (false: its implicit name)"
+                ),
+                "known": serializers.BooleanField(),
+                "dra_nodes": serializers.IntegerField(allow_null=True),
+                "dra_free": serializers.IntegerField(allow_null=True),
+                "dra_largest": serializers.IntegerField(allow_null=True),
+                "plugin_nodes": serializers.IntegerField(allow_null=True),
+                "plugin_free": serializers.IntegerField(allow_null=True),
+                "plugin_largest": serializers.IntegerField(allow_null=True),
+                "largest_request": serializers.IntegerField(
+                    allow_null=True,
+                    help_text="the largest request of the name one node can serve now "
+                    "(null: unknown)",
+                ),
+                "largest_on": serializers.CharField(
+                    help_text="the node it is on (empty: devices every node reaches)"
+                ),
+                "pods_waiting": serializers.IntegerField(allow_null=True),
+                "pods_too_big": serializers.IntegerField(allow_null=True),
+                "summary": serializers.CharField(),
+            },
+            many=True,
+        ),
     },
 )
 
 
 class CapacityApi(AnalysedApi):
     @extend_schema(
-        summary="Capacity per device class and per Job",
+        summary="Capacity per device class, per Job and per extended resource",
         description="Per DeviceClass: devices free, allocated and tainted, and how many of the "
         "waiting requests the free devices could serve (a request's devices come from one "
         "node); per Job that runs several Pods at once: its device demand against the matching "
-        "devices.",
+        "devices; per extended resource name a DeviceClass maps (KEP-5004): the class serving "
+        "it, its free devices where DRA serves the name, what device plugins have left where "
+        "nodes advertise it, and the largest request one node can serve.",
         responses=CapacitySerializer,
     )
     def get(self, request: Request, snapshot_id: int) -> Response:

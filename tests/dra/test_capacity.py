@@ -10,8 +10,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dradash.dra.capacity import ClassCapacity, JobCapacity, class_capacity, job_capacity
+from dradash.dra.capacity import (
+    ClassCapacity,
+    JobCapacity,
+    class_capacity,
+    extended_capacity,
+    job_capacity,
+)
 from dradash.dra.findings import find
+from dradash.dra.kinds import KINDS
 from dradash.dra.state import ClusterState, SnapshotMeta
 
 from .builders import (
@@ -506,3 +513,129 @@ def test_a_job_whose_selector_does_not_compile_is_unknown() -> None:
         "how many fit is unknown: a request names a missing DeviceClass or a selector that does "
         "not compile."
     )
+
+
+# --- extended resources backed by DRA: the largest request one node can serve ----------------
+
+ERN = "example.com/gpu"
+IMPLICIT = "deviceclass.resource.kubernetes.io/gpu.example.com"
+
+
+def mapped_cluster(*nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """example_cluster with the class mapping example.com/gpu (the Kubernetes docs' class)."""
+    objects = example_cluster(*nodes)
+    objects[0]["spec"]["extendedResourceName"] = ERN
+    return objects
+
+
+def plugin_node(name: str, count: int) -> dict[str, Any]:
+    obj = node(name)
+    obj["status"]["allocatable"] = {"cpu": "8", ERN: str(count)}
+    return obj
+
+
+def asking(name: str, count: int, node_name: str = "", phase: str = "Pending") -> dict[str, Any]:
+    """dra-example-driver's extended-resource-request pod1, asking for ``count`` GPUs."""
+    ctr = {"name": "ctr0", "resources": {"limits": {ERN: str(count)}}}
+    return pod(name, "extended-resource-request", containers=[ctr], node_name=node_name,
+               phase=phase)  # fmt: skip
+
+
+def extended_row(state: ClusterState, resource: str = ERN) -> Any:
+    (row,) = [e for e in extended_capacity(state) if e.resource == resource]
+    return row
+
+
+def test_gpus_one_per_node_serve_no_four_gpu_pod_but_a_device_plugin_node_does() -> None:
+    """The issue's question, "could a Pod asking example.com/gpu: 4 run anywhere?": 8 free GPUs
+    one per node cannot, a node whose device plugin has 4 left can."""
+    spread = [example_node(f"worker-{i}", gpus=1) for i in range(8)]
+    objects = [*mapped_cluster(*spread), asking("four", 4)]
+
+    alone = extended_row(build(*objects))
+    with_plugin = extended_row(build(*objects, plugin_node("dp-1", 6), asking("run", 2, "dp-1")))
+
+    assert (alone.largest, alone.dra_free, alone.dra_largest) == (1, 8, 1)
+    assert (alone.pods_waiting, alone.pods_too_big) == (1, 1)
+    assert alone.summary == (
+        "A Pod can get up to 1 example.com/gpu on one node now (node worker-0, 1 free "
+        "gpu.example.com device through DRA). DeviceClass gpu.example.com has 8 free devices "
+        "where DRA serves it on 8 nodes. 1 Pod not on a node yet asks for it; 1 of them asks "
+        "for more than any one node can serve."
+    )
+    assert (with_plugin.largest, with_plugin.largest_on) == (4, "dp-1")  # 6 minus run's 2
+    assert (with_plugin.plugin_nodes, with_plugin.plugin_free) == (1, 4)
+    assert with_plugin.pods_too_big == 0
+    assert "node dp-1, whose device plugin has 4 left" in with_plugin.summary
+    assert (
+        "1 node advertises it in status.allocatable (a device plugin serves it there, 4 left)"
+        in with_plugin.summary
+    )
+
+
+def test_dra_devices_on_a_device_plugin_node_do_not_serve_the_name() -> None:
+    """filterExtendedResources: where a node advertises the name, its device plugin serves it,
+    even if the node also has free devices of the class."""
+    objects = [*mapped_cluster(example_node("worker", 8), example_node("small", 2))]
+    objects[1] = plugin_node("worker", 1)  # worker's device plugin: 1 GPU
+
+    gpu = extended_row(build(*objects))
+    implicit = extended_row(build(*objects), IMPLICIT)
+
+    assert (gpu.dra_nodes, gpu.dra_free, gpu.largest, gpu.largest_on) == (1, 2, 2, "small")
+    assert gpu.explicit and not implicit.explicit
+    # No device plugin serves the implicit name: all 10 GPUs are DRA's.
+    assert (implicit.dra_nodes, implicit.dra_free, implicit.largest) == (2, 10, 8)
+    assert implicit.plugin_nodes == 0
+
+
+def test_allocated_gpus_and_finished_pods() -> None:
+    objects = mapped_cluster(example_node(gpus=8))
+    for i in range(5):
+        objects += holder(f"job-{i}", f"gpu-{i}")
+    objects += [plugin_node("dp-1", 4), asking("done", 4, "dp-1", phase="Succeeded")]
+
+    gpu = extended_row(build(*objects))
+
+    assert (gpu.dra_free, gpu.dra_largest) == (3, 3)  # 5 of 8 allocated
+    assert (gpu.plugin_free, gpu.largest, gpu.largest_on) == (4, 4, "dp-1")  # done: not counted
+
+
+def test_unknown_without_nodes_or_without_pods_for_a_device_plugin() -> None:
+    objects = [*mapped_cluster(), plugin_node("dp-1", 4), asking("run", 1, "dp-1")]
+    kinds = {k: {"status": "ok"} for k in KINDS}
+
+    no_nodes = extended_row(
+        build(*[o for o in objects if o["kind"] != "Node"], meta=meta_without(kinds, "Node"))
+    )
+    no_pods = extended_row(
+        build(*[o for o in objects if o["kind"] != "Pod"], meta=meta_without(kinds, "Pod"))
+    )
+
+    assert no_nodes.largest is None and no_nodes.plugin_nodes is None
+    assert no_nodes.summary.startswith(
+        "The largest request of example.com/gpu one node can serve is unknown: the snapshot has "
+        "no Nodes to tell where a device plugin serves it."
+    )
+    assert no_pods.largest is None and no_pods.plugin_free is None
+    assert "no Pods to tell what the device plugins have left" in no_pods.summary
+    # Without Pods but without device-plugin nodes, the DRA devices answer alone.
+    assert extended_row(build(*mapped_cluster(), meta=meta_without(kinds, "Pod"))).largest == 8
+
+
+def test_no_rows_with_the_feature_off() -> None:
+    """DRAExtendedResource: alpha (off) in 1.34 and 1.35 unless a class's extendedResourceName
+    proves it on; before 1.34 it does not exist."""
+    v135 = SnapshotMeta(server_version="v1.35.0")
+    assert [e.resource for e in extended_capacity(build(*mapped_cluster(), meta=v135))] == [
+        ERN,
+        IMPLICIT,
+    ]
+    assert extended_capacity(build(*example_cluster(), meta=v135)) == []
+    v133 = SnapshotMeta(server_version="v1.33.2")
+    assert extended_capacity(build(*mapped_cluster(), meta=v133)) == []
+
+
+def meta_without(kinds: dict[str, dict[str, str]], kind: str) -> SnapshotMeta:
+    """A bundle imported without ``kind``: absent, unproven."""
+    return SnapshotMeta(kinds={**kinds, kind: {"status": "absent"}}, source="import")

@@ -23,7 +23,9 @@ from .builders import (
     consumer,
     container,
     device,
+    device_class,
     generated_claim,
+    node,
     pod,
     pod_claim,
     resource_slice,
@@ -42,12 +44,21 @@ def scenario() -> list[dict[str, Any]]:
     unused = pod(
         "unused", "ml", claims=[pod_claim("gpu", claim="idle")], containers=[container("main")]
     )
+    # An older class declaring the demo's nvidia.com/gpu too, and a node whose device plugin
+    # advertises it.
+    legacy = device_class("legacy-gpu.nvidia.com", f"device.driver == '{DEMO_DRIVER}'")
+    legacy["metadata"]["creationTimestamp"] = "2020-01-01T00:00:00Z"
+    legacy["spec"]["extendedResourceName"] = "nvidia.com/gpu"
+    plugin_node = node("device-plugin-node")
+    plugin_node["status"]["allocatable"] = {"nvidia.com/gpu": "8"}
     objects += [
         generated_claim(gone, "gpu", results=[result(pool="nowhere", driver=DEMO_DRIVER)]),
         claim("idle", "ml", results=[result(pool="nowhere", driver=DEMO_DRIVER)]),
         stuck,
         claim("for-gone", "ml", results=[result(pool="nowhere")], reserved_for=[consumer(gone)]),
         unused,
+        legacy,
+        plugin_node,
         resource_slice("empty", pool="empty-node", devices=[], node_name="empty-node"),
         resource_slice(
             "twice", pool="twice-node", devices=[device("gpu-0"), device("gpu-0")], node_name="x"

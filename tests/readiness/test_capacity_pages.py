@@ -166,3 +166,76 @@ def test_devices_in_pools_the_allocator_skips_are_named_not_counted(
     html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
     assert "4 more unusable (in pools the allocator skips)" in html
     assert "state=unusable" in html
+
+
+def _extended_cluster() -> list[dict]:
+    """The spread cluster with its class mapping example.com/gpu (the Kubernetes docs' class),
+    a node whose device plugin advertises 4 of it, and dra-example-driver's pod1 asking for 4."""
+    objects = _spread_cluster()
+    objects[0]["spec"]["extendedResourceName"] = "example.com/gpu"
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "gpu-dp-1"},
+            "status": {"allocatable": {"cpu": "8", "example.com/gpu": "4"}},
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "pod1", "namespace": "extended-resource-request", "uid": "p2"},
+            "spec": {
+                "containers": [{"name": "ctr0", "resources": {"limits": {"example.com/gpu": "4"}}}]
+            },
+            "status": {"phase": "Pending"},
+        }
+    )
+    return objects
+
+
+def test_extended_resources_say_how_much_one_node_can_serve(client_logged_in, api_client) -> None:
+    """Could a Pod asking example.com/gpu: 4 run anywhere? The 8 GPUs are one per node, but
+    the device-plugin node has 4."""
+    data = json.dumps(_extended_cluster()).encode()
+    snapshot = import_analysed(files=[("extended.json", data)], cluster_name="extended")
+
+    body = api_client.get(f"/api/v1/snapshots/{snapshot.pk}/capacity").json()
+    rows = {e["resource"]: e for e in body["extended_resources"]}
+    assert list(rows) == ["example.com/gpu", "deviceclass.resource.kubernetes.io/gpu.example.com"]
+    gpu = rows["example.com/gpu"]
+    assert (gpu["device_class"], gpu["explicit"], gpu["dra_free"], gpu["dra_nodes"]) == (
+        "gpu.example.com",
+        True,
+        8,
+        8,
+    )
+    assert (gpu["plugin_nodes"], gpu["plugin_free"]) == (1, 4)
+    assert (gpu["largest_request"], gpu["largest_on"]) == (4, "gpu-dp-1")
+    assert (gpu["pods_waiting"], gpu["pods_too_big"]) == (1, 0)
+    implicit = rows["deviceclass.resource.kubernetes.io/gpu.example.com"]
+    assert (implicit["explicit"], implicit["largest_request"]) == (False, 1)
+
+    html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
+    assert "Extended resources backed by DRA" in html
+    assert "<code>example.com/gpu</code>" in html
+    assert '<span class="badge badge-ok">4</span> <span class="small">on gpu-dp-1</span>' in html
+    assert (
+        "A Pod can get up to 4 example.com/gpu on one node now (node gpu-dp-1, whose device "
+        in (html)
+    )
+
+
+def test_no_extended_resource_section_without_device_classes(client_logged_in, api_client) -> None:
+    objects = [o for o in _extended_cluster() if o["kind"] != "DeviceClass"]
+    snapshot = import_analysed(
+        files=[("no-classes.json", json.dumps(objects).encode())], cluster_name="no-classes"
+    )
+
+    assert (
+        api_client.get(f"/api/v1/snapshots/{snapshot.pk}/capacity").json()["extended_resources"]
+        == []
+    )
+    html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
+    assert "Extended resources backed by DRA" not in html
