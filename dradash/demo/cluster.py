@@ -1046,7 +1046,7 @@ def build(later: bool = False) -> list[dict[str, Any]]:
     )
     d.extended_claim(p, "x7k9m", "nvidia.com/gpu", NVIDIA, (NVIDIA, h100, "gpu-6"))
     d.scheduled(p, h100, 6)
-    # claim-unallocated (devices-exhausted): four GPUs on one node, where at most three are free
+    # claim-unallocated (insufficient-count): four GPUs on one node, where at most three are free
     # (the A100 node's; the H100 node's others are in use).
     p = d.pod(
         ns,
