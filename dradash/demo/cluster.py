@@ -3,7 +3,8 @@
 Shapes follow real manifests (``tests/fixtures/upstream``): the dra-example-driver README's
 ``kubectl get resourceslice`` output and demo examples, the NVIDIA driver's attribute set
 (``NVIDIA_ATTRIBUTES.md``, the H100 and static-MIG slices), its DeviceClasses and quickstart specs
-(gpu-test6's ``index`` selector, the bats ``gpu-cel-nomatch`` spec), and the exact scheduler and
+(gpu-test6's ``index`` selector, the bats ``gpu-cel-nomatch`` spec, the extended-resources
+demo's Pod and the claim the scheduler generates for it), and the exact scheduler and
 kubelet messages of dra-reference §3. ``build(later=False)`` is the first snapshot,
 ``build(later=True)`` the same cluster 30 minutes on (with a stale slice and an incomplete pool).
 """
@@ -168,9 +169,15 @@ class Demo:
         conditions: list[dict[str, Any]] | None = None,
         owner: tuple[str, str] | None = None,
         image: str = "ubuntu:24.04",
+        limits: dict[str, int] | None = None,
         **spec: Any,
     ) -> dict[str, Any]:
+        """A Pod using ``claims``; one with ``limits`` instead asks for extended resources
+        (KEP-5004) and has no spec.resourceClaims."""
         ctrs = containers or [{"name": "ctr0", "state": {}}]
+        resources: dict[str, Any] = (
+            {"limits": dict(limits)} if limits else {"claims": [{"name": n} for n in claims]}
+        )
         pod_spec: dict[str, Any] = {
             "containers": [
                 {
@@ -178,19 +185,27 @@ class Demo:
                     "image": c.get("image", image),
                     "command": ["bash", "-c"],
                     "args": ["nvidia-smi -L; trap 'exit 0' TERM; sleep 9999 & wait"],
-                    "resources": {"claims": [{"name": n} for n in claims]},
+                    "resources": resources,
                 }
                 for c in ctrs
             ],
-            "resourceClaims": [
+            **(
                 {
-                    "name": n,
-                    (
-                        "resourceClaimTemplateName" if src == "template" else "resourceClaimName"
-                    ): ref,
+                    "resourceClaims": [
+                        {
+                            "name": n,
+                            (
+                                "resourceClaimTemplateName"
+                                if src == "template"
+                                else "resourceClaimName"
+                            ): ref,
+                        }
+                        for n, (src, ref) in claims.items()
+                    ]
                 }
-                for n, (src, ref) in claims.items()
-            ],
+                if claims or not limits
+                else {}
+            ),
             "restartPolicy": "Never" if owner and owner[0] == "Job" else "Always",
             "schedulerName": "default-scheduler",
             **spec,
@@ -268,6 +283,45 @@ class Demo:
         )
         return name
 
+    def extended_claim(
+        self,
+        pod: dict[str, Any],
+        suffix: str,
+        resource: str,
+        device_class: str,
+        result: tuple[str, str, str],  # (driver, pool, device)
+    ) -> str:
+        """The claim kube-scheduler creates for a Pod's extended resources when it binds it
+        (one container, one resource, in the shape of the NVIDIA driver's extended-resources
+        demo), recorded in the Pod's status.extendedResourceClaimStatus."""
+        ns, pod_name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        name = f"{pod_name}-extended-resources-{suffix}"
+        (container,) = pod["spec"]["containers"]
+        count = container["resources"]["limits"][resource]
+        request = "container-0-request-0"
+        pod["status"]["extendedResourceClaimStatus"] = {
+            "resourceClaimName": name,
+            "requestMappings": [
+                {
+                    "containerName": container["name"],
+                    "resourceName": resource,
+                    "requestName": request,
+                }
+            ],
+        }
+        self.claim(
+            ns,
+            name,
+            [exact(request, device_class, count=count)],
+            [(request, *result)],
+            consumers=[pod],
+            owner=pod,
+            annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+            created=pod["metadata"]["creationTimestamp"],
+            generate_name=f"{pod_name}-extended-resources-",
+        )
+        return name
+
     def claim(
         self,
         namespace: str,
@@ -279,9 +333,12 @@ class Demo:
         owner: dict[str, Any] | None = None,
         annotations: dict[str, str] | None = None,
         created: str | None = None,
+        generate_name: str | None = None,
         **spec: Any,
     ) -> None:
         extra: dict[str, Any] = {"created": created or ts(1)}
+        if generate_name:
+            extra["generateName"] = generate_name
         if annotations:
             extra["annotations"] = annotations
         if owner:
@@ -964,6 +1021,55 @@ def build(later: bool = False) -> list[dict[str, Any]]:
         conditions=conds(scheduled=True, ready=True),
     )
     d.generated_claim(p, "mig", "f5s1t", mig_one, [("mig", NVIDIA, mig, "gpu-0-mig-1g10gb-19-0")])
+
+    # Extended resources backed by DRA (KEP-5004), as the NVIDIA driver's extended-resources
+    # demo (gpu-full.yaml) asks for them: no spec.resourceClaims, nvidia.com/gpu in the
+    # container's limits, which the gpu.nvidia.com class maps. healthy: one GPU through the
+    # claim the scheduler created when it bound the Pod, allocated and reserved for it.
+    ns = "extended-resources"
+    d.namespace(ns)
+    cuda = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
+    gpu_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    p = d.pod(
+        ns,
+        "gpu-full-pod",
+        {},
+        created=6,
+        node=h100,
+        phase="Running",
+        image=cuda,
+        containers=[running("cuda-container", minute=7)],
+        conditions=conds(scheduled=True, ready=True, minute=6),
+        limits={"nvidia.com/gpu": 1},
+        restartPolicy="Never",
+        tolerations=gpu_toleration,
+    )
+    d.extended_claim(p, "x7k9m", "nvidia.com/gpu", NVIDIA, (NVIDIA, h100, "gpu-6"))
+    d.scheduled(p, h100, 6)
+    # claim-unallocated (insufficient-count): four GPUs on one node, where at most three are free
+    # (the A100 node's; the H100 node's others are in use).
+    p = d.pod(
+        ns,
+        "cuda-train-4gpu",
+        {},
+        created=55,
+        image=cuda,
+        containers=[{"name": "cuda-container", "state": {}}],
+        limits={"nvidia.com/gpu": 4},
+        restartPolicy="Never",
+        tolerations=gpu_toleration,
+    )
+    msg = f"0/6 nodes are available: {UNTOLERATED}, {NO_ALLOCATION}. {PREEMPTION}"
+    p["status"]["conditions"] = conds(scheduled=False, message=msg, minute=55)
+    d.event(
+        p,
+        "FailedScheduling",
+        msg,
+        type_="Warning",
+        first=55,
+        last=d.now - 1,
+        count=7 if later else 3,
+    )
 
     # device-not-prepared: the NVIDIA kubelet plugin on the A100 node is not registered.
     ns = "smoke"

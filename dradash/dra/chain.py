@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dradash.dra.allocator.features import kubernetes_minor
 from dradash.dra.extended import CLASS_PREFIX
 from dradash.dra.fields import dig, mapping, mappings, text
 from dradash.dra.kinds import ObjectKey
@@ -139,6 +140,9 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
             "owner_pod": claim.owner_pod.name if claim.owner_pod else None,
             "owner_pod_ref": _owner_ref_name(claim),
             "template": claim.template.name if claim.template else None,
+            # the claim kube-scheduler keeps in memory for a Pod's extended resources until it
+            # binds the Pod: no such object exists (and no page shows it)
+            "implicit": claim.implicit,
         },
         "requests": requests(state, claim.requests),
         "constraints": claim.constraints,
@@ -409,14 +413,39 @@ class _ChainKeys:
             self.node(pod.node)
         if pod.extended is not None:  # every class that may serve its names: one wins
             names = set(pod.extended.totals)
-            for c in self.state.classes.values():
-                if c.extended_resource_name in names or f"{CLASS_PREFIX}{c.name}" in names:
-                    self.keys.add(c.key)
+            serving = [
+                c
+                for c in self.state.classes.values()
+                if c.extended_resource_name in names or f"{CLASS_PREFIX}{c.name}" in names
+            ]
+            for c in serving:
+                self.keys.add(c.key)
+            if not pod.extended_resource_claim and not any(
+                c.extended_resource_name for c in serving
+            ):
+                self._extended_gate_proof()
         for ref in pod.claim_refs:
             if ref.template is not None:
                 self.template(ref.template)
             if ref.claim is not None:
                 self.claim(ref.claim)
+
+    def _extended_gate_proof(self) -> None:
+        """In Kubernetes 1.34 and 1.35 the feature is on only where some class's
+        extendedResourceName or some Pod's extendedResourceClaimStatus proves it
+        (extended.enabled): keep one such object, so that the chain's state has the feature on
+        as the snapshot's has (a Pod asking only for an implicit name proves nothing)."""
+        minor = kubernetes_minor(self.state.meta.server_version)
+        if minor not in (34, 35):
+            return
+        for _, c in sorted(self.state.classes.items()):
+            if c.extended_resource_name:
+                self.keys.add(c.key)
+                return
+        for _, p in sorted(self.state.pods.items()):
+            if p.extended_resource_claim:
+                self.keys.add(p.key)
+                return
 
     def template(self, template: ResourceClaimTemplate) -> None:
         self.add(template)

@@ -3,9 +3,10 @@
 ``capture(kube)`` reads, in this order, Namespaces, Nodes, PriorityClasses, DeviceClasses,
 ResourceSlices, DeviceTaintRules (where served), ResourceClaimTemplates, ResourceClaims, then
 only the Pods that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``,
-extended resources a DeviceClass maps or ``deviceclass.resource.kubernetes.io/…``) or that a
-claim names (``status.reservedFor``, the owner of a generated claim), the Jobs that own
-those Pods, and the core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
+extended resources a DeviceClass maps or ``deviceclass.resource.kubernetes.io/…``; any
+extended resource when the DeviceClasses could not be read) or that a claim names
+(``status.reservedFor``, the owner of a generated claim), the Jobs that own those Pods, and the
+core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
 requested. Objects come back as the raw JSON the server sent, with ``kind`` and ``apiVersion``
 filled in and redacted by ``dradash.dra.redact.redact``, the redaction every path in applies:
 env values and ``last-applied-configuration`` annotations replaced by ``<redacted>``,
@@ -238,9 +239,13 @@ def _capture(
         if name == "DeviceClass":
             classes = listed
     claims = read("ResourceClaim")
-    # Extended resources a DeviceClass maps (unknown when the classes could not be read).
+    # Extended resources a DeviceClass maps (unknown when the classes could not be read; none
+    # when the server does not serve resource.k8s.io at all, so that a cluster of device
+    # plugins only does not have all its GPU Pods kept).
     explicit: set[str] | None = None
-    if kind_status.get("DeviceClass", {}).get("status") in ("ok", "absent"):
+    if kind_status.get("DeviceClass", {}).get("status") in ("ok", "absent") or (
+        not found.api_versions
+    ):
         explicit = {str((c.get("spec") or {}).get("extendedResourceName") or "") for c in classes}
 
     # Pods: those using DRA, and those claims name as consumers or owners.

@@ -520,10 +520,10 @@ def test_diagnose_all_counts_pods_per_stage() -> None:
     result = diagnose_all(state_of(copy.deepcopy(BASE)))
     assert result.stage_counts() == {
         "pod-pending": 4,
-        "claim-unallocated": 4,
+        "claim-unallocated": 5,  # extended-resources/cuda-train-4gpu among them
         "allocated-not-bound": 1,
         "device-not-prepared": 2,
         "workload-failing": 3,
-        "healthy": 14,
+        "healthy": 15,  # extended-resources/gpu-full-pod among them
     }
-    assert len(result.claims) == 21
+    assert len(result.claims) == 22  # the claim kube-scheduler created for gpu-full-pod

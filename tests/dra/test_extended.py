@@ -319,3 +319,32 @@ def test_limits_alone_ask_for_the_same_and_fractions_are_not_counted() -> None:
 def test_the_feature_gate_follows_the_release(minor, explicit, on) -> None:
     classes = [cls("gpu", ERN if explicit else None)]
     assert extended.enabled(minor, classes, []) is on
+
+
+def test_a_pods_page_on_1_35_keeps_the_proof_that_the_feature_is_on() -> None:
+    """The stored chain of a Pod asking for a class's implicit name holds, on 1.34 and 1.35,
+    another class whose extendedResourceName proves the feature on: a state of the chain's
+    objects alone (what the Pod's page reads) shows the same extended resources."""
+    from dradash.dra.chain import pod_chain, pod_chain_keys
+    from dradash.dra.state import ClusterState, SnapshotMeta
+
+    def raw(c: DeviceClass) -> dict[str, Any]:
+        return c.raw
+
+    pod = MakePod().res({IMPLICIT + "plain": "1"}).obj().raw
+    objects = [raw(cls("proof", ERN)), raw(cls("plain")), raw(cls("other")), pod]
+    meta = SnapshotMeta(server_version="v1.35.2")
+    state = ClusterState.build(objects, meta)
+    full = state.pods[("default", "pod")]
+
+    keys = pod_chain_keys(state, full)
+    names = {(k[0], k[2]) for k in keys}
+    kept = [o for o in objects if (o["kind"], o["metadata"]["name"]) in names]
+    alone = ClusterState.build(kept, meta).pods[("default", "pod")]
+
+    assert full.uses_dra and alone.uses_dra
+    assert [c["metadata"]["name"] for c in kept if c["kind"] == "DeviceClass"] == ["proof", "plain"]
+    assert (
+        pod_chain(ClusterState.build(kept, meta), alone)["extended_resources"]
+        == (pod_chain(state, full)["extended_resources"])
+    )

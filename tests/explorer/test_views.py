@@ -24,7 +24,7 @@ def test_claims_list_shows_every_claim_with_state_class_driver_and_node(
     client_logged_in, demo
 ) -> None:
     html = page(client_logged_in, "claim-list", demo[0].pk)
-    assert "21 of 21 claims" in html
+    assert "22 of 22 claims" in html
     assert "vllm-0-gpus-q8z4m" in html
     assert "h100-node-01" in html
     assert "mig.nvidia.com" in html
@@ -61,7 +61,7 @@ def test_claims_list_filter_as_htmx_partial(client_logged_in, demo) -> None:
     assert response.status_code == 200
     assert "<html" not in html
     assert html.strip().startswith('<section id="results"')
-    assert "5 of 21 claims" in html
+    assert "5 of 22 claims" in html
     assert response["Vary"] and "HX-Request" in response["Vary"]
 
 
@@ -102,7 +102,7 @@ def test_lists_sort_worst_stage_first_by_default(client_logged_in, demo) -> None
 
 def test_pods_list_shows_dra_pods_and_filters(client_logged_in, demo) -> None:
     html = page(client_logged_in, "pod-list", demo[0].pk)
-    assert "28 of 28 Pods using DRA" in html
+    assert "30 of 30 Pods using DRA" in html
     pending = page(client_logged_in, "pod-list", demo[0].pk, phase="Pending")
     assert "etl-worker-7" in pending
     assert "vllm-0" not in pending
@@ -309,7 +309,7 @@ def test_cluster_strings_are_rendered_escaped(client_logged_in) -> None:
 def test_class_page_shows_selectors_devices_and_claims(client_logged_in, demo) -> None:
     html = page(client_logged_in, "class-detail", demo[0].pk, "gpu.nvidia.com")
     assert "device.attributes[&#x27;gpu.nvidia.com&#x27;].type == &#x27;gpu&#x27;" in html
-    assert "12 in current pools, 6 allocated" in html  # 8 H100 and 4 A100 GPUs
+    assert "12 in current pools, 7 allocated" in html  # 8 H100 and 4 A100 GPUs
     assert "nvidia.com/gpu" in html  # extended resource name
     assert "vllm-0-gpus-q8z4m" in html
     assert "open in playground" in html
@@ -350,7 +350,7 @@ def test_claim_page_shows_the_verdict(client_logged_in, demo) -> None:
 
 def test_overview_counts_pods_per_stage_and_lists_findings(client_logged_in, demo) -> None:
     html = page(client_logged_in, "snapshot-detail", demo[0].pk)
-    assert "28 Pods using DRA, by stage" in html
+    assert "30 Pods using DRA, by stage" in html
     assert "?stage=claim-unallocated" in html
     assert "nodename-bypass" in html and "parallelism-exceeds-capacity" in html
 
@@ -379,7 +379,7 @@ def test_device_inventory_filters_and_links_to_claims(client_logged_in, demo) ->
     partial = client_logged_in.get(url, {"state": "free"}, headers={"HX-Request": "true"})
     body = partial.content.decode()
     # neither the tainted one nor those of the incomplete pool are free
-    assert "12 of 41 devices" in body and "<html" not in body
+    assert "11 of 41 devices" in body and "<html" not in body
     held = client_logged_in.get(url, {"q": "render-farm-0"}).content.decode()
     claim = reverse("claim-detail", args=[demo[1].pk, "render", "render-farm-0-d1ce0-gpus-29c90"])
     assert claim in held

@@ -8,6 +8,8 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
+from dradash.dra.extended import IN_MEMORY_NAME
+
 register = template.Library()
 
 PAGES = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "DeviceClass": "class-detail"}
@@ -24,8 +26,8 @@ def object_link(ref: Any, snapshot_id: int) -> str:
         name,
     )
     page = PAGES.get(kind)
-    if page is None or not name:
-        return label
+    if page is None or not name or name == IN_MEMORY_NAME:
+        return label  # (the claim kube-scheduler keeps in memory for extended resources)
     args = [snapshot_id, namespace, name] if namespace else [snapshot_id, name]
     return format_html('<a href="{}">{}</a>', reverse(page, args=args), label)
 
