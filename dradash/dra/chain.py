@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dradash.dra.extended import CLASS_PREFIX
+from dradash.dra.extended import CLASS_PREFIX, is_extended_claim, requested_names
 from dradash.dra.fields import dig, mapping, mappings, text
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import (
@@ -120,6 +120,12 @@ def claim_ref_message(ref: PodClaimRef) -> str:
             return "The resourceclaim controller recorded that no claim is needed."
         case "invalid":
             return "Neither resourceClaimName nor resourceClaimTemplateName is set."
+        case "implicit":
+            return (
+                "The scheduler allocates this claim for the Pod's extended resources in memory "
+                f"and creates it as {ref.pod.name}-extended-resources-… when it binds the Pod: "
+                "until then no such ResourceClaim exists."
+            )
     return ""
 
 
@@ -139,6 +145,12 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
             "owner_pod": claim.owner_pod.name if claim.owner_pod else None,
             "owner_pod_ref": _owner_ref_name(claim),
             "template": claim.template.name if claim.template else None,
+            # The claim the scheduler keeps in memory for a Pod's extended resources until it
+            # binds the Pod (no object, no page); and one it created for them (its annotation).
+            "implicit": claim.implicit,
+            "extended_resources_of": claim.owner_pod.name
+            if claim.owner_pod is not None and is_extended_claim(claim.metadata)
+            else None,
         },
         "requests": requests(state, claim.requests),
         "constraints": claim.constraints,
@@ -407,11 +419,18 @@ class _ChainKeys:
         self.add(pod)
         if pod.node is not None:
             self.node(pod.node)
-        if pod.extended is not None:  # every class that may serve its names: one wins
-            names = set(pod.extended.totals)
+        if names := requested_names(pod.raw):
+            # Every class that may serve its extended resources (one wins), whether or not
+            # they make it a DRA Pod (its page says why not), and one class with an explicit
+            # name, which in 1.34 and 1.35 is what shows the feature on (extended.enabled).
+            proof = None
             for c in self.state.classes.values():
                 if c.extended_resource_name in names or f"{CLASS_PREFIX}{c.name}" in names:
                     self.keys.add(c.key)
+                elif c.extended_resource_name and (proof is None or c.name < proof.name):
+                    proof = c
+            if proof is not None:
+                self.keys.add(proof.key)
         for ref in pod.claim_refs:
             if ref.template is not None:
                 self.template(ref.template)
