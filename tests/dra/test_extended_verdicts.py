@@ -134,3 +134,38 @@ def test_the_analysis_lists_no_claim_for_the_pending_pod_and_its_extended_resour
     assert records["pod1"].extended == {lab.RESOURCE: 1}
     assert records["pod0"].claim_names == [lab.GENERATED]
     assert records["web"].extended == {} and records["web"].diagnosis is None
+
+
+def test_a_pods_chain_reads_what_its_page_needs_to_see_it_as_a_dra_pod() -> None:
+    """On 1.35 the feature is on only where some class declares an explicit name: a Pod asking
+    for a class by its implicit name keeps its extended resources in a state built from its
+    chain alone (what its page reads), because that chain holds such a class too."""
+    from dradash.dra.chain import pod_chain, pod_chain_keys
+
+    def implicit_only(objects: list[dict[str, Any]]) -> None:
+        del the(objects, "DeviceClass")["spec"]["extendedResourceName"]
+        objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": "other.example.com"},
+                "spec": {"extendedResourceName": "example.com/other"},
+            }
+        )
+
+    objects = later(implicit_only)
+    full = state_of(objects, version="v1.35")
+    pod0 = full.pods[(NS, "pod0")]
+    assert pod0.uses_dra and pod0.extended is not None
+    keys = set(pod_chain_keys(full, pod0))
+    assert ("DeviceClass", "", "other.example.com") in keys
+    chain_only = ClusterState.build(
+        [o for o in objects if (o["kind"], o["metadata"].get("namespace", ""),
+                                o["metadata"]["name"]) in keys],
+        full.meta,
+    )  # fmt: skip
+    part = chain_only.pods[(NS, "pod0")]
+    assert (
+        pod_chain(chain_only, part)["extended_resources"]
+        == pod_chain(full, pod0)["extended_resources"]
+    )
