@@ -103,3 +103,20 @@ def demo(db: None, analysed: Any) -> list[Any]:
 def fixtures_dir() -> Path:
     """Real manifests from DRA drivers and docs; INDEX.md there describes each file."""
     return Path(__file__).parent / "fixtures" / "upstream"
+
+
+@pytest.fixture
+def gpu_lab(db: None) -> list[Any]:
+    """A cluster whose Pods ask for GPUs as extended resources backed by DRA
+    (tests/extended_cluster.py): its two snapshots, earlier one first, analysed as the analyse
+    task does."""
+    from tests import extended_cluster
+    from tests.stored import import_analysed
+
+    return [
+        import_analysed(files=[(f"{name}.json", extended_cluster.bundle(objects))])
+        for name, objects in (
+            ("earlier", extended_cluster.earlier()),
+            ("later", extended_cluster.later()),
+        )
+    ]

@@ -17,6 +17,9 @@ from benchmarks.allocator import attack_bundle
 from dradash.demo.cluster import build
 
 DRADASH = Path(sys.executable).with_name("dradash")
+# The checkout these tests are in: its dradash package is the one the command runs, whichever
+# checkout the console script was installed from (an editable install maps it to its own).
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +47,7 @@ def run(
     clean = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": "C.UTF-8",
-        "PYTHONPATH": str(no_django),
+        "PYTHONPATH": os.pathsep.join([str(no_django), str(CHECKOUT)]),
         **(env or {}),
     }
     assert "DATABASE_URL" not in clean and "DJANGO_SETTINGS_MODULE" not in clean
@@ -323,3 +326,106 @@ def test_json_equals_the_api_for_the_same_bundle(
         result = run("why", kind, ref, "--json", "-f", str(source), no_django=no_django)
         assert result.returncode == (0 if api["stage"] == "healthy" else 1), result.stderr
         assert json.loads(result.stdout) == api, source.name
+
+
+# --- extended resources backed by DRA (issue 23) ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gpu_lab_bundle() -> bytes:
+    """tests/extended_cluster.py's later snapshot: pod1 asks for example.com/gpu: 1 without
+    spec.resourceClaims while every GPU is taken; pod0 runs with its generated claim."""
+    from tests import extended_cluster
+
+    return extended_cluster.bundle(extended_cluster.later())
+
+
+def test_a_pod_asking_for_an_extended_resource_is_found_and_judged(
+    gpu_lab_bundle, no_django
+) -> None:
+    result = run(
+        "why", "pod", "extended-resource-request/pod1", "-f", "-",
+        stdin=gpu_lab_bundle, no_django=no_django,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr.decode()
+    text = result.stdout.decode()
+    lines = text.splitlines()
+    assert lines[:2] == [
+        "Pod extended-resource-request/pod1",
+        "claim-unallocated (devices-exhausted)",
+    ]
+    assert (
+        "Every device matching request container-0-request-0 of the extended resources of Pod "
+        "extended-resource-request/pod1 (example.com/gpu: 1) is already allocated" in text
+    )
+    assert "Allocator: cannot allocate" in text
+    assert "0  not allocated to others  ← too few here" in text
+    assert "<extended-resources>" not in text  # no claim of that name exists
+    assert "kubectl describe pod pod1 -n extended-resource-request" in text
+    running = run(
+        "why", "pod", "extended-resource-request/pod0", "-f", "-",
+        stdin=gpu_lab_bundle, no_django=no_django,
+    )  # fmt: skip
+    assert running.returncode == 0, running.stderr.decode()
+    assert running.stdout.decode().splitlines()[1] == "healthy (running)"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["pod1", "pod0"])
+def test_json_of_an_extended_resource_pod_equals_the_api(
+    api_client, tmp_path, gpu_lab_bundle, no_django, name: str
+) -> None:
+    from tests.stored import import_analysed
+
+    snapshot = import_analysed(files=[("bundle.json", gpu_lab_bundle)])
+    api = api_client.get(
+        f"/api/v1/snapshots/{snapshot.pk}/pods/extended-resource-request/{name}/diagnosis"
+    ).json()
+    api["history"] = []
+    path = tmp_path / "bundle.json"
+    path.write_bytes(gpu_lab_bundle)
+    result = run(
+        "why", "pod", f"extended-resource-request/{name}", "--json", "-f", str(path),
+        no_django=no_django,
+    )  # fmt: skip
+    assert result.returncode == (0 if api["stage"] == "healthy" else 1), result.stderr.decode()
+    cli = json.loads(result.stdout)
+    assert cli == api
+    assert cli["chain"]["extended_resources"][0]["device_class"] == "gpu.example.com"
+
+
+def _without(objects: list[dict[str, Any]], kind: str) -> bytes:
+    from tests import extended_cluster
+
+    return extended_cluster.bundle([o for o in objects if o["kind"] != kind])
+
+
+def test_a_pod_whose_extended_resources_no_class_maps_does_not_use_dra(no_django) -> None:
+    from tests import extended_cluster
+
+    objects = extended_cluster.later()
+    for obj in objects:
+        if obj["kind"] == "DeviceClass":
+            obj["spec"]["extendedResourceName"] = "example.com/other-gpu"
+    result = run(
+        "why", "pod", "extended-resource-request/pod1",
+        stdin=extended_cluster.bundle(objects), no_django=no_django,
+    )  # fmt: skip
+    assert result.returncode == 2
+    message = result.stderr.decode()
+    assert "Pod extended-resource-request/pod1 does not use DRA" in message
+    assert "no DeviceClass maps the extended resources it asks for (example.com/gpu)" in message
+
+
+def test_without_device_classes_whether_a_pod_uses_dra_is_unknown(no_django) -> None:
+    from tests import extended_cluster
+
+    result = run(
+        "why", "pod", "extended-resource-request/pod1",
+        stdin=_without(extended_cluster.later(), "DeviceClass"), no_django=no_django,
+    )  # fmt: skip
+    assert result.returncode == 2
+    message = result.stderr.decode()
+    assert "whether it uses DRA is unknown: it asks for example.com/gpu" in message
+    assert "does not use DRA" not in message
+    assert "kubectl get deviceclasses -o json" in message

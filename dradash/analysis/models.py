@@ -144,6 +144,9 @@ class PodVerdict(Verdict):
     owner = models.CharField(max_length=300, blank=True)  # "Job train", or ""
     claims = models.JSONField(default=list, blank=True)  # names of its claims (its namespace)
     unresolved = models.PositiveIntegerField(default=0)  # claim references that do not resolve
+    # Extended resources its containers ask for that a DeviceClass maps, {name: devices}
+    # (dradash.dra.analysis.PodRecord.extended): how a Pod without claims uses DRA.
+    extended = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

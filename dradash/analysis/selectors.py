@@ -24,7 +24,7 @@ from dradash.analysis.models import (
     SnapshotAnalysis,
     Verdict,
 )
-from dradash.dra import analysis
+from dradash.dra import analysis, diagnosis
 from dradash.dra import chain as chains
 from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
@@ -185,6 +185,10 @@ class Detail:
     explanation: dict[str, Any] | None  # explanation_head
     findings: list[Finding]
     history: History
+    # For a Pod that does not use DRA, why not (diagnosis.not_using_dra), and whether that is
+    # unknown (the snapshot lacks the DeviceClasses that would tell).
+    not_dra: str = ""
+    dra_unknown: bool = False
 
 
 def _chain_state(snapshot: Snapshot, verdict: Verdict) -> ClusterState:
@@ -206,12 +210,15 @@ def pod_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
     objects = [("Pod", namespace, name)] + [
         ("ResourceClaim", namespace, claim) for claim in verdict.claims
     ]
+    not_dra, unknown = ("", False) if verdict.uses_dra else diagnosis.not_using_dra(state, pod)
     return Detail(
         verdict=verdict,
         chain=chains.pod_chain(state, pod),
         explanation=_head(verdict),
         findings=object_findings(snapshot, objects),
         history=history(PodVerdict, snapshot, namespace, name),
+        not_dra=not_dra,
+        dra_unknown=unknown,
     )
 
 
@@ -240,6 +247,21 @@ def claim_explanation(snapshot: Snapshot, namespace: str, name: str) -> dict[str
     if explanation_id is None:
         state = _chain_state(snapshot, verdict)
         return analysis.explanation_dict(analysis.explain(state, state.claims[(namespace, name)]))
+    return _full(explanation_id)
+
+
+def pod_explanation(snapshot: Snapshot, namespace: str, name: str) -> dict[str, Any] | None:
+    """The explain API's JSON for a Pod: its unallocated claims explained together, the claim
+    the scheduler keeps in memory for its extended resources included, as its verdict rests on
+    them; None when its verdict carries no explanation (nothing waits for allocation). Raises
+    PodVerdict.DoesNotExist for a Pod that is not in the snapshot or does not use DRA."""
+    verdict = PodVerdict.objects.only("explanation_id").get(
+        snapshot=snapshot, namespace=namespace, name=name, uses_dra=True
+    )
+    return None if verdict.explanation_id is None else _full(verdict.explanation_id)
+
+
+def _full(explanation_id: int) -> dict[str, Any]:
     full = Explanation.objects.values_list("full", flat=True).get(pk=explanation_id)
     result: dict[str, Any] = orjson.loads(zlib.decompress(bytes(full)))
     return result

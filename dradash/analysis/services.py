@@ -291,6 +291,7 @@ def _store(
             "owner",
             "claims",
             "unresolved",
+            "extended",
             "stage",
             "stage_order",
             "reason",
@@ -315,6 +316,7 @@ def _store(
                     r.owner,
                     _dumps(r.claim_names),
                     r.unresolved,
+                    _dumps(r.extended),
                 ],
             )
             for r in result.pods

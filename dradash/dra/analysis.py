@@ -64,12 +64,31 @@ class PodRecord:
 
     @property
     def claim_names(self) -> list[str]:
-        """Names of the claims its references resolve to (in its namespace)."""
-        return list(dict.fromkeys(r.claim.name for r in self.pod.claim_refs if r.claim))
+        """Names of the claims its references resolve to (in its namespace): not the claim the
+        scheduler keeps in memory for its extended resources, which has no name yet."""
+        return list(
+            dict.fromkeys(
+                r.claim.name for r in self.pod.claim_refs if r.claim and not r.claim.implicit
+            )
+        )
 
     @property
     def unresolved(self) -> int:
-        return sum(1 for r in self.pod.claim_refs if r.status != "ok")
+        """Claim references that do not resolve (the in-memory claim of a Pod not yet bound is
+        what the scheduler works with, not a problem)."""
+        return sum(1 for r in self.pod.claim_refs if r.status not in ("ok", "implicit"))
+
+    @property
+    def extended(self) -> dict[str, int]:
+        """What its containers ask that a DeviceClass maps: {resource name: devices}."""
+        resources = self.pod.extended
+        if resources is None:
+            return {}
+        return {
+            name: n
+            for name, n in sorted(resources.totals.items())
+            if n and name in resources.mapping
+        }
 
 
 @dataclass
@@ -593,6 +612,8 @@ def _class_capacity(c: capacity.ClassCapacity, skipped: int) -> dict[str, Any]:
                 "servable": w.servable,
                 "unusable_free_devices": w.unusable,
                 "claims": [f"{namespace}/{name}" for namespace, name in w.claims],
+                # Pods asking for them as extended resources: no claim exists before binding.
+                "extended_resource_pods": [f"{namespace}/{name}" for namespace, name in w.pods],
                 "summary": w.summary,
             }
             for _, w in sorted(c.waiting.items())

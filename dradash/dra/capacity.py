@@ -486,6 +486,9 @@ class WaitingRequests:
     unusable: int  # free devices of the class that none of them can use
     claims: list[tuple[str, str]]  # (namespace, name) of the claims they are in, sorted
     summary: str  # one sentence a person reads
+    # (namespace, name) of the Pods whose extended resources they are, sorted: the scheduler
+    # creates their claim only when it binds the Pod.
+    pods: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -546,7 +549,15 @@ class _Waiting:
 
 def _waiting_requests(state: ClusterState) -> dict[str, _Waiting]:
     out: dict[str, _Waiting] = defaultdict(_Waiting)
-    for claim in state.claims.values():
+    # With the claims the scheduler keeps in memory for the extended resources of Pods it has
+    # not bound yet: they wait for devices as much as any claim.
+    implicit = [
+        r.claim
+        for p in state.pods.values()
+        for r in p.claim_refs
+        if r.claim is not None and r.claim.implicit
+    ]
+    for claim in [*state.claims.values(), *implicit]:
         if claim.allocated or claim.deleting:
             continue
         if not any(p.phase not in TERMINAL_PHASES and not p.deleting for p in claim.pods):
@@ -633,6 +644,7 @@ def _serve(
     against its free devices; None when no group's devices can be known."""
     requests = servable = unmatched = 0
     claims: set[tuple[str, str]] = set()
+    pods: set[tuple[str, str]] = set()
     reachable: dict[int, Device] = {}  # free devices some of the requests can use
     for group in groups:
         usable = capacity.usable(group[0][1])
@@ -642,7 +654,11 @@ def _serve(
         servable += min(usable.fit(count), len(group))
         if not usable.free:
             unmatched += len(group)  # their selectors (or taints) leave no free device
-        claims.update((c.namespace, c.name) for c, _ in group)
+        for c, _ in group:
+            if c.implicit and c.owner_pod is not None:
+                pods.add((c.owner_pod.namespace, c.owner_pod.name))
+            else:
+                claims.add((c.namespace, c.name))
         for d in usable.devices:
             if capacity.free(d):
                 reachable[id(d)] = d
@@ -703,7 +719,9 @@ def _serve(
             summary = f"{served}; {'; '.join(parts)}."
         else:
             summary = f"{served} from the {len(free)} free devices." if free else f"{served}."
-    return WaitingRequests(count, requests, servable, unusable, sorted(claims), summary)
+    return WaitingRequests(
+        count, requests, servable, unusable, sorted(claims), summary, sorted(pods)
+    )
 
 
 def _class_summary(c: ClassCapacity) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dradash.dra.allocator.features import kubernetes_minor
-from dradash.dra.extended import CLASS_PREFIX
+from dradash.dra.extended import CLASS_PREFIX, is_extended_claim, requested_names
 from dradash.dra.fields import dig, mapping, mappings, text
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import (
@@ -121,6 +121,12 @@ def claim_ref_message(ref: PodClaimRef) -> str:
             return "The resourceclaim controller recorded that no claim is needed."
         case "invalid":
             return "Neither resourceClaimName nor resourceClaimTemplateName is set."
+        case "implicit":
+            return (
+                "The scheduler allocates this claim for the Pod's extended resources in memory "
+                f"and creates it as {ref.pod.name}-extended-resources-… when it binds the Pod: "
+                "until then no such ResourceClaim exists."
+            )
     return ""
 
 
@@ -140,9 +146,12 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
             "owner_pod": claim.owner_pod.name if claim.owner_pod else None,
             "owner_pod_ref": _owner_ref_name(claim),
             "template": claim.template.name if claim.template else None,
-            # the claim kube-scheduler keeps in memory for a Pod's extended resources until it
-            # binds the Pod: no such object exists (and no page shows it)
+            # The claim the scheduler keeps in memory for a Pod's extended resources until it
+            # binds the Pod (no object, no page); and one it created for them (its annotation).
             "implicit": claim.implicit,
+            "extended_resources_of": claim.owner_pod.name
+            if claim.owner_pod is not None and is_extended_claim(claim.metadata)
+            else None,
         },
         "requests": requests(state, claim.requests),
         "constraints": claim.constraints,
@@ -384,6 +393,10 @@ def _slices_by_pool(state: ClusterState) -> dict[tuple[str, str], list[ResourceS
     return out
 
 
+def _extended_gate_pod(state: ClusterState) -> Pod | None:
+    return next((p for _, p in sorted(state.pods.items()) if p.extended_resource_claim), None)
+
+
 class _ChainKeys:
     """Collects the objects a chain reads, and what those need to relate to each other as they
     do in the whole snapshot: every slice of a pool (its generation and completeness), every
@@ -411,18 +424,19 @@ class _ChainKeys:
         self.add(pod)
         if pod.node is not None:
             self.node(pod.node)
-        if pod.extended is not None:  # every class that may serve its names: one wins
-            names = set(pod.extended.totals)
-            serving = [
-                c
-                for c in self.state.classes.values()
-                if c.extended_resource_name in names or f"{CLASS_PREFIX}{c.name}" in names
-            ]
-            for c in serving:
-                self.keys.add(c.key)
-            if not pod.extended_resource_claim and not any(
-                c.extended_resource_name for c in serving
-            ):
+        if names := requested_names(pod.raw):
+            # Every class that may serve its extended resources (one wins), whether or not
+            # they make it a DRA Pod (its page says why not), and one class with an explicit
+            # name, which in 1.34 and 1.35 is what shows the feature on (extended.enabled).
+            proof = None
+            for c in self.state.classes.values():
+                if c.extended_resource_name in names or f"{CLASS_PREFIX}{c.name}" in names:
+                    self.keys.add(c.key)
+                elif c.extended_resource_name and (proof is None or c.name < proof.name):
+                    proof = c
+            if proof is not None:
+                self.keys.add(proof.key)
+            elif pod.extended is not None and not pod.extended_resource_claim:
                 self._extended_gate_proof()
         for ref in pod.claim_refs:
             if ref.template is not None:
@@ -431,21 +445,14 @@ class _ChainKeys:
                 self.claim(ref.claim)
 
     def _extended_gate_proof(self) -> None:
-        """In Kubernetes 1.34 and 1.35 the feature is on only where some class's
-        extendedResourceName or some Pod's extendedResourceClaimStatus proves it
-        (extended.enabled): keep one such object, so that the chain's state has the feature on
-        as the snapshot's has (a Pod asking only for an implicit name proves nothing)."""
-        minor = kubernetes_minor(self.state.meta.server_version)
-        if minor not in (34, 35):
+        """In Kubernetes 1.34 and 1.35, where no class declares an explicit name, the feature
+        is on only where some Pod's extendedResourceClaimStatus proves it (extended.enabled):
+        keep one such Pod, so that the chain's state has the feature on as the snapshot's."""
+        if kubernetes_minor(self.state.meta.server_version) not in (34, 35):
             return
-        for _, c in sorted(self.state.classes.items()):
-            if c.extended_resource_name:
-                self.keys.add(c.key)
-                return
-        for _, p in sorted(self.state.pods.items()):
-            if p.extended_resource_claim:
-                self.keys.add(p.key)
-                return
+        proof = self.state.derived("extended-gate-pod", _extended_gate_pod)
+        if proof is not None:
+            self.keys.add(proof.key)
 
     def template(self, template: ResourceClaimTemplate) -> None:
         self.add(template)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dradash.dra import allocator
-from dradash.dra.extended import is_extended_claim
+from dradash.dra.extended import class_mapping, is_extended_claim, requested_names
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS
@@ -90,7 +90,17 @@ class Diagnosis:
 
 
 def _of(obj: Any, field_name: str, detail: str) -> Evidence:
+    if isinstance(obj, ResourceClaim) and obj.implicit and obj.owner_pod is not None:
+        # No such claim yet: what it asks for is the Pod's, which has a page to point at.
+        pod = obj.owner_pod
+        return Evidence("Pod", pod.namespace, pod.name, f"extended resources: {field_name}", detail)
     return Evidence(obj.kind, obj.namespace, obj.name, field_name, detail)
+
+
+def _sentence(text: str) -> str:
+    """A summary that starts with the claim_label of an in-memory claim, capitalised (object
+    names are not: "default/train would allocate …")."""
+    return "The" + text[3:] if text.startswith(_IMPLICIT_LABEL) else text
 
 
 def _events(obj: Any, *reasons: str) -> list[Event]:
@@ -413,9 +423,11 @@ def _claim_unallocated(
                 state,
                 "claim-unallocated",
                 missing,
-                f"{names} would allocate now on node {explanation.node}; why the Pod still "
-                "waits (a scheduler timeout, or something besides DRA) would be in its events, "
-                "which are unknown",
+                _sentence(
+                    f"{names} would allocate now on node {explanation.node}; why the Pod still "
+                    "waits (a scheduler timeout, or something besides DRA) would be in its "
+                    "events, which are unknown"
+                ),
                 evidence,
                 steps,
                 explanation,
@@ -433,7 +445,7 @@ def _claim_unallocated(
             )
         else:
             reason = "schedulable-now"
-            summary = (
+            summary = _sentence(
                 f"{names} would allocate now on node {explanation.node}; the scheduler has not "
                 "tried since the devices freed up, or the Pod waits for something else."
             )
@@ -447,7 +459,7 @@ def _claim_unallocated(
             state,
             "claim-unallocated",
             missing,
-            _unknown_what(explanation, names, missing),
+            _sentence(_unknown_what(explanation, names, missing)),
             evidence,
             steps,
             explanation,
@@ -456,7 +468,7 @@ def _claim_unallocated(
     return Diagnosis(
         "claim-unallocated",
         reason or "no-matching-devices",
-        summary,
+        _sentence(summary),
         evidence,
         steps + advice,
         explanation,
@@ -474,11 +486,14 @@ def _plugin_served(state: ClusterState, pod: Pod, node_name: str | None) -> str:
     return ", ".join(f"{n}: {q}" for n, q in sorted(pod.extended.split(node).plugin.items()))
 
 
+_IMPLICIT_LABEL = "the extended resources of Pod "
+
+
 def claim_label(claim: ResourceClaim) -> str:
     """How a summary names a claim: ``namespace/name``, or for the claim the scheduler keeps in
     memory for a Pod's extended resources, what it is."""
     if claim.implicit and (pod := claim.owner_pod) is not None:
-        return f"the extended resources of Pod {pod.ref} ({extended_text(pod)})"
+        return f"{_IMPLICIT_LABEL}{pod.ref} ({extended_text(pod)})"
     return claim.ref
 
 
@@ -489,6 +504,38 @@ def extended_text(pod: Pod) -> str:
     totals = pod.extended.totals
     return ", ".join(
         f"{name}: {n}" for name, n in sorted(totals.items()) if n and name in pod.extended.mapping
+    )
+
+
+def not_using_dra(state: ClusterState, pod: Pod) -> tuple[str, bool]:
+    """Why a Pod is not judged as one that uses DRA, as a clause ("it has no …"); and whether
+    that is unknown rather than known: a Pod asking for extended resources uses DRA when a
+    DeviceClass maps them, which a snapshot without its DeviceClasses cannot tell."""
+    names = sorted(requested_names(pod.raw))
+    if not names:
+        return "it has no spec.resourceClaims and asks for no extended resource", False
+    asked = ", ".join(names)
+    if _unproven(state, "DeviceClass"):
+        return (
+            f"whether it uses DRA is unknown: it asks for {asked}, which a DeviceClass may map "
+            f"(then DRA serves it), and {_why_missing(state, 'DeviceClass')}",
+            True,
+        )
+    mapped = class_mapping(state.classes.values())
+    classes = sorted({mapped[n].name for n in names if n in mapped})
+    if classes:
+        version = state.meta.server_version or "this version"
+        return (
+            f"it asks for {asked}, which DeviceClass {', '.join(classes)} maps, but Kubernetes "
+            f"{version} does not serve extended resources through DRA (the DRAExtendedResource "
+            "feature is off), so only a device plugin can serve it",
+            False,
+        )
+    return (
+        f"it has no spec.resourceClaims, and no DeviceClass maps the extended resources it asks "
+        f"for ({asked}) by its spec.extendedResourceName or as "
+        "deviceclass.resource.kubernetes.io/<class>, so only a device plugin can serve them",
+        False,
     )
 
 
@@ -608,12 +655,10 @@ def _constraints(pod: Pod | None) -> Any:
 
 
 def _funnel_evidence(claim: ResourceClaim, explanation: allocator.Explanation) -> list[Evidence]:
-    # A claim the scheduler keeps in memory has no object to point at yet: its Pod has.
-    target = claim.owner_pod if claim.implicit and claim.owner_pod is not None else claim
     out = []
     for request in explanation.requests:
         funnel = " → ".join(f"{step} {n}" for step, n in request.funnel)
-        out.append(_of(target, f"request {request.name}", f"allocator funnel: {funnel}"))
+        out.append(_of(claim, f"request {request.name}", f"allocator funnel: {funnel}"))
     return out
 
 

@@ -101,17 +101,22 @@ def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdic
         if pod is None:
             raise UsageError(f"there is no Pod {namespace}/{name} in the input")
         if not pod.uses_dra:
-            raise UsageError(
-                f"Pod {namespace}/{name} does not use DRA (no spec.resourceClaims, no extended "
-                "resource backed by a device class)"
-            )
+            why, unknown = diagnosis.not_using_dra(state, pod)
+            if unknown:
+                raise UsageError(
+                    f"Pod {namespace}/{name}: {why}. Add them: kubectl get deviceclasses -o "
+                    "json > deviceclasses.json, and give that file too (-f deviceclasses.json)"
+                )
+            raise UsageError(f"Pod {namespace}/{name} does not use DRA: {why}")
         # As the analysis does: the allocator's answer for the Pod's claims first, which the
         # diagnosis then reads (the funnel the page shows).
         for ref in pod.claim_refs:
             if ref.claim is not None:
                 analysis.explain(state, ref.claim, cache)
         d = diagnosis.diagnose_pod(state, pod, cache)
-        claims = list(dict.fromkeys(r.claim.name for r in pod.claim_refs if r.claim))
+        # Its claims that exist (the one the scheduler keeps in memory for its extended
+        # resources has no name a finding could give).
+        claims = [c.name for c in dict.fromkeys(pod.claims) if not c.implicit]
         named = {("Pod", namespace, name)} | {("ResourceClaim", namespace, c) for c in claims}
         x = d.explanation
         return Verdict(

@@ -18,6 +18,11 @@ urlpatterns = [
         name="api-claim-diagnosis",
     ),
     path(
+        "snapshots/<int:snapshot_id>/pods/<str:namespace>/<str:name>/explain",
+        apis.PodExplainApi.as_view(),
+        name="api-pod-explain",
+    ),
+    path(
         "snapshots/<int:snapshot_id>/claims/<str:namespace>/<str:name>/explain",
         apis.ClaimExplainApi.as_view(),
         name="api-claim-explain",

@@ -18,7 +18,7 @@ from dradash.analysis.filters import (
     PodFilter,
     openapi_parameters,
 )
-from dradash.analysis.models import ClaimVerdict
+from dradash.analysis.models import ClaimVerdict, PodVerdict
 from dradash.analysis.selectors import (
     Detail,
     claim_detail,
@@ -26,6 +26,7 @@ from dradash.analysis.selectors import (
     claim_verdicts,
     device_rows,
     pod_detail,
+    pod_explanation,
     pod_verdicts,
     pool_rows,
     snapshot_findings,
@@ -169,6 +170,38 @@ class ClaimExplainApi(AnalysedApi):
         return Response(found)
 
 
+class PodExplainApi(AnalysedApi):
+    @extend_schema(
+        summary="What the allocator would do with a Pod's unallocated claims",
+        description="The allocation explainer for a Pod: its unallocated claims explained "
+        "together, as the scheduler allocates them, the claim it keeps in memory for the "
+        "Pod's extended resources until binding included (which has no claim of its own to "
+        "explain), with the same fields as a claim's explanation: whether they could be "
+        "allocated now (null when the allocator would stop with an error), on which node, per "
+        "request the funnel of devices left after each check with the first check each device "
+        "fails, and its answer on each node the Pod may use. 404 for a Pod that is not in the "
+        "snapshot or does not use DRA, and for one that waits for no allocation (its claims "
+        "are allocated, or it is stuck before allocation: its diagnosis says where); 503 while "
+        "the snapshot is being analysed.",
+        responses=ExplainSerializer,
+    )
+    def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        try:
+            found = pod_explanation(snapshot, namespace, name)
+        except PodVerdict.DoesNotExist:
+            raise Http404(
+                f"No Pod using DRA named {namespace}/{name} in snapshot {snapshot_id}"
+            ) from None
+        if found is None:
+            raise Http404(
+                f"Pod {namespace}/{name} waits for no allocation in snapshot {snapshot_id}, so "
+                "there is nothing to explain: its claims are allocated, or it is stuck before "
+                "allocation (see its diagnosis)"
+            )
+        return Response(found)
+
+
 def _page_of(name: str, row: type[serializers.Serializer]) -> Any:
     """A page of rows as LimitOffsetPagination answers: count, next, previous, results."""
     return inline_serializer(
@@ -203,6 +236,12 @@ PodRowSerializer = type(
             "node": serializers.CharField(),
             "owner": serializers.CharField(),
             "claims": serializers.ListField(child=serializers.CharField()),
+            "extended_resources": serializers.DictField(
+                child=serializers.IntegerField(),
+                help_text="Extended resources its containers ask for that a DeviceClass maps "
+                "(resource name: devices), which DRA serves where a node does not advertise "
+                "them; {} for a Pod that asks for none.",
+            ),
         },
     )
 )
@@ -249,12 +288,16 @@ class PodListApi(_VerdictListApi):
     rows = staticmethod(pod_verdicts)
     fields = ("phase", "node", "owner", "claims")
 
+    def row(self, verdict: Any) -> dict[str, Any]:
+        return {**super().row(verdict), "extended_resources": verdict.extended}
+
     @extend_schema(
         summary="Pods that use DRA, worst first",
         description="The Pods list of the snapshot, a page at a time: each Pod's stage, reason "
-        "and summary, phase, node, owner and claims; filtered and sorted as on the Pods page "
-        "(q: part of the name or namespace/name; sort: a column, - first for descending; "
-        "without it, worst stage first).",
+        "and summary, phase, node, owner, claims and the extended resources DRA may serve it "
+        "(a Pod that asks for devices that way uses DRA without claims); filtered and sorted "
+        "as on the Pods page (q: part of the name or namespace/name; sort: a column, - first "
+        "for descending; without it, worst stage first).",
         parameters=[*openapi_parameters(PodFilter), *page_parameters(Page)],
         responses=_page_of("PodVerdict", PodRowSerializer),
     )

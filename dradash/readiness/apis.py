@@ -46,6 +46,11 @@ WaitingSerializer = inline_serializer(
         "servable": serializers.IntegerField(),
         "unusable_free_devices": serializers.IntegerField(),
         "claims": serializers.ListField(child=serializers.CharField()),
+        "extended_resource_pods": serializers.ListField(
+            child=serializers.CharField(),
+            help_text="namespace/name of the Pods whose extended resources wait (the scheduler "
+            "creates their claim only when it binds the Pod)",
+        ),
         "summary": serializers.CharField(),
     },
     many=True,

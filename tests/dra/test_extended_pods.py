@@ -78,7 +78,7 @@ def test_a_pending_pod_asking_for_a_mapped_name_is_a_dra_pod_from_its_creation()
     d = verdict(state, "train")
     # it fits node-1: the scheduler has not got to it yet
     assert (d.stage, d.reason) == ("claim-unallocated", "schedulable-now")
-    assert "the extended resources of Pod default/train (example.com/gpu: 1)" in d.summary
+    assert "The extended resources of Pod default/train (example.com/gpu: 1)" in d.summary
     assert "<extended-resources>" not in " ".join(d.next_steps)
 
 

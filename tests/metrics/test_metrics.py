@@ -206,3 +206,23 @@ def test_the_sample_rules_use_only_metrics_dradash_exports() -> None:
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool is not installed")
 def test_promtool_accepts_the_sample_rules() -> None:
     subprocess.run(["promtool", "check", "rules", str(RULES)], check=True)
+
+
+def test_a_pod_asking_for_extended_resources_is_counted_as_a_dra_pod(
+    client, gpu_lab, metrics_on
+) -> None:
+    """Issue 23: a Pod whose devices come as extended resources backed by DRA is in the
+    stuck-Pod series; the claim the scheduler keeps in memory for it is in no claim series
+    (tests/extended_cluster.py's cluster)."""
+    samples = scrape(client)
+    lab = {"cluster": "gpu-lab"}
+    stuck = {"stage": "claim-unallocated", "reason": "devices-exhausted"}
+    assert value(samples, "dradash_pods", **lab, **stuck) == 1  # pod1 now, not pod0 before
+    assert value(samples, "dradash_pods", **lab, stage="healthy", reason="running") == 2
+    pods = sum(s.value for s in samples["dradash_pods"] if s.labels["cluster"] == "gpu-lab")
+    assert pods == 3  # hog-0, pod0, pod1; not web, which asks for no device
+    claims = [s for s in samples["dradash_claims"] if s.labels["cluster"] == "gpu-lab"]
+    assert {s.labels["stage"]: s.value for s in claims} == {"healthy": 2}  # hog's and pod0's
+    gpus = {"device_class": "gpu.example.com", **lab}
+    assert value(samples, "dradash_devices", state="allocated", **gpus) == 8
+    assert value(samples, "dradash_devices", state="free", **gpus) == 0

@@ -104,6 +104,7 @@ def test_free_devices_spread_one_per_node_cannot_serve_a_two_device_claim(
             "servable": 0,
             "unusable_free_devices": 8,
             "claims": ["train/two-gpus"],
+            "extended_resource_pods": [],
             "summary": gpu["waiting"][0]["summary"],
         }
     ]
