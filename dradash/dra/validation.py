@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from dradash.dra.extended import is_extended_resource_name
 from dradash.dra.kinds import RESOURCE_GROUP, split_api_version
 from dradash.dra.normalize import normalize
 
@@ -848,3 +849,9 @@ def _device_class(obj: dict[str, Any]) -> Iterator[Problem]:
     yield from _too_many(configs, CONFIG_MAX, "spec.config")
     for i, config in enumerate(configs[:CONFIG_MAX]):
         yield from _opaque(_dict(config).get("opaque"), f"spec.config[{i}].opaque")
+    name = spec.get("extendedResourceName")
+    if name is not None and not (isinstance(name, str) and is_extended_resource_name(name)):
+        yield (
+            "spec.extendedResourceName",
+            f"Invalid value: {name!r}: must be a valid extended resource name",
+        )

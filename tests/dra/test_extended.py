@@ -348,3 +348,28 @@ def test_a_pods_page_on_1_35_keeps_the_proof_that_the_feature_is_on() -> None:
         pod_chain(ClusterState.build(kept, meta), alone)["extended_resources"]
         == (pod_chain(state, full)["extended_resources"])
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "valid"),
+    [
+        ("example.com/gpu", True),
+        ("nvidia.com/gpu", True),
+        ("gpu", False),  # no domain: a native resource name
+        ("deviceclass.resource.kubernetes.io/gpu", False),  # the implicit form is reserved
+        ("example.com/", False),
+    ],
+)
+def test_the_api_server_refuses_a_class_whose_extended_resource_name_is_not_one(
+    name: str, valid: bool
+) -> None:
+    """validateDeviceClassSpec: IsExtendedResourceName, or "must be a valid extended resource
+    name"."""
+    from dradash.dra.validation import problems
+
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"},
+           "spec": {"extendedResourceName": name}}  # fmt: skip
+    found = [p for p in problems(obj) if p[0] == "spec.extendedResourceName"]
+    assert (found == []) is valid
+    if not valid:
+        assert found[0][1].endswith("must be a valid extended resource name")
