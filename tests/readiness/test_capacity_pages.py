@@ -220,7 +220,7 @@ def test_extended_resources_say_how_much_one_node_can_serve(client_logged_in, ap
 
     html = client_logged_in.get(reverse("snapshot-capacity", args=[snapshot.pk])).content.decode()
     assert "Extended resources backed by DRA" in html
-    assert "<code>example.com/gpu</code>" in html
+    assert "<code>example.<wbr>com/<wbr>gpu</code>" in html
     assert '<span class="badge badge-ok">4</span> <span class="small">on gpu-dp-1</span>' in html
     assert (
         "A Pod can get up to 4 example.com/gpu on one node now (node gpu-dp-1, whose device "
