@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from dradash.dra.findings import Finding, find
+from dradash.dra.findings import find
 from dradash.dra.kinds import KINDS
 from dradash.dra.state import ClusterState, SnapshotMeta
 
@@ -32,33 +32,13 @@ from .builders import (
     resource_slice,
     result,
 )
+from .test_findings import build, imported, of, the
 
 ERN = "example.com/gpu"
 DOCS_CLASS = "k8s-website__docs__dra-features__deviceclass-extendedresource.yaml"
 DEMO = "dra-example-driver__extended-resource-request__extended-resource-request.yaml"
 NS = "extended-resource-request"
 ANNOTATION = {"resource.kubernetes.io/extended-resource-claim": "true"}
-
-
-def build(*objects: dict[str, Any], meta: SnapshotMeta | None = None) -> ClusterState:
-    return ClusterState.build(objects, meta)
-
-
-def imported(*objects: dict[str, Any]) -> ClusterState:
-    """A bundle imported as it is: kinds it has none of are unproven."""
-    kinds = {
-        k: {"status": "ok" if any(o["kind"] == k for o in objects) else "absent"} for k in KINDS
-    }
-    return ClusterState.build(objects, SnapshotMeta(kinds=kinds, source="import"))
-
-
-def of(state: ClusterState, code: str) -> list[Finding]:
-    return [f for f in find(state) if f.code == code]
-
-
-def the(state: ClusterState, code: str) -> Finding:
-    (finding,) = of(state, code)
-    return finding
 
 
 def docs_class(name: str = DRIVER, created: str = "", ern: str = ERN) -> dict[str, Any]:
