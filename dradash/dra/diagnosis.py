@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dradash.dra import allocator
+from dradash.dra import allocator, gangs
 from dradash.dra.extended import class_mapping, is_extended_claim, requested_names
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
@@ -71,6 +71,9 @@ class Diagnosis:
     evidence: list[Evidence] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
     explanation: allocator.Explanation | None = None  # the allocator's funnel, when it decided
+    # A gang member's verdict judged alone, where the gang's verdict (gang-waiting,
+    # gang-does-not-fit) replaces it: the page shows both.
+    alone: Diagnosis | None = None
 
     def __post_init__(self) -> None:
         # One sentence, even when it ends with an error message quoted from Kubernetes.
@@ -203,6 +206,16 @@ def _incomplete(
 def diagnose_pod(
     state: ClusterState, pod: Pod, explain_cache: dict[Any, allocator.Explanation] | None = None
 ) -> Diagnosis:
+    """The Pod's verdict: alone, and for a member of a gang, with its gang (gang_verdict)."""
+    alone = diagnose_alone(state, pod, explain_cache)
+    if not pod.group_name or pod.node_name or pod.finished:
+        return alone
+    return gang_verdict(state, pod, alone, explain_cache)
+
+
+def diagnose_alone(
+    state: ClusterState, pod: Pod, explain_cache: dict[Any, allocator.Explanation] | None = None
+) -> Diagnosis:
     if pod.phase == "Succeeded":
         return Diagnosis(
             "healthy",
@@ -241,6 +254,189 @@ def diagnose_pod(
             ],
         )
     return _device_not_prepared(state, pod)
+
+
+# --- gangs --------------------------------------------------------------------------------
+
+
+def gang_verdict(
+    state: ClusterState,
+    pod: Pod,
+    alone: Diagnosis,
+    explain_cache: dict[Any, allocator.Explanation] | None = None,
+) -> Diagnosis:
+    """A Pod not yet on a node, of a PodGroup: judged with its gang (DESIGN "Kubernetes 1.37
+    workloads"). A problem of its own before allocation (a claim missing, a gate) comes first:
+    it would hold the Pod whatever the gang. Otherwise, where the gang waits for members or
+    cannot be placed, that is the verdict, and ``alone`` keeps the Pod's own."""
+    group = pod.group
+    if group is None:
+        if missing := _unproven(state, "PodGroup"):
+            alone.summary = (
+                f"{alone.summary[:-1]}; whether its gang (PodGroup {pod.group_name}) lets it "
+                f"schedule is unknown: {_why_missing(state, missing[0])}."
+            )
+            alone.next_steps.append(_capture_step(state, "PodGroup"))
+            return alone
+        if alone.stage == "pod-pending":
+            return alone
+        return Diagnosis(
+            "pod-pending",
+            "podgroup-missing",
+            f"Pod {pod.ref} is scheduled with PodGroup {pod.group_name}, which does not exist: "
+            "the scheduler does not try a Pod before its group exists.",
+            [_of(pod, "spec.schedulingGroup.podGroupName", pod.group_name)],
+            [
+                f"kubectl get podgroups -n {pod.namespace}",
+                "The controller that creates the Pods (a Job or JobSet with gang scheduling, "
+                "or your own) creates the PodGroup too; check its events, or create it.",
+            ],
+            alone=alone,
+        )
+    gang = gangs.judge(state, group)
+    if gang.state == "waiting" and alone.stage != "pod-pending":
+        return _gang_waiting(state, pod, gang, alone)
+    if gang.state == "does-not-fit" and alone.stage in ("claim-unallocated", "allocated-not-bound"):
+        return _gang_does_not_fit(state, pod, gang, alone, explain_cache)
+    return alone
+
+
+def _group_evidence(gang: gangs.Gang) -> list[Evidence]:
+    group = gang.group
+    out = [
+        _of(
+            group,
+            "spec.schedulingPolicy.gang.minCount",
+            f"{gang.min_count}; {plural(len(gang.members), 'member Pod')} exist",
+        )
+    ]
+    if condition := gangs.condition_text(group):
+        out.append(_of(group, "status.conditions", condition))
+    out += _event_evidence(group)
+    return out
+
+
+def gang_summary(gang: gangs.Gang) -> str:
+    """What the gang's state is, in one sentence (the PodGroup page and API)."""
+    group, need, n = gang.group, gang.min_count, len(gang.members)
+    if gang.state == "basic":
+        return (
+            f"PodGroup {group.ref} has the basic policy: each of its {plural(n, 'Pod')} is "
+            "scheduled on its own."
+        )
+    if gang.state == "scheduled":
+        return (
+            f"Gang {group.ref} is placed: {gang.bound} of its {plural(n, 'member Pod')} run "
+            f"on nodes (minCount {need})."
+        )
+    if gang.state == "waiting":
+        return (
+            f"Gang {group.ref} waits for member Pods: it needs at least {need} before the "
+            f"scheduler tries any of them, and {_exist(n)}."
+        )
+    breaking = gang.breaking
+    if gang.state == "unknown":
+        return (
+            f"Whether gang {group.ref} fits is unknown: {gang.fit} of its "
+            f"{plural(n, 'member')} fit together, and dradash placed only the first "
+            f"{gangs.MEMBER_LIMIT} of those waiting (minCount {need})."
+        )
+    head = (
+        f"Gang {group.ref} needs {need} of its {plural(n, 'member Pod')} placed together"
+        if need < n
+        else f"Gang {group.ref} needs all {plural(n, 'member Pod')} placed together"
+    )
+    if gang.state == "fits":
+        return f"{head}, and {gang.fit} fit at once: the scheduler can place it."
+    where = f"only {gang.fit} fit at once" if gang.fit else "none of them fits"
+    first = f"; the first that does not is Pod {breaking.pod.name}" if breaking else ""
+    return f"{head}, but {where}{first}."
+
+
+def _exist(n: int) -> str:
+    return "none exists" if not n else f"only {n} {'exists' if n == 1 else 'exist'}"
+
+
+def _gang_waiting(state: ClusterState, pod: Pod, gang: gangs.Gang, alone: Diagnosis) -> Diagnosis:
+    group = gang.group
+    return Diagnosis(
+        "pod-pending",
+        "gang-waiting",
+        f"Pod {pod.ref} is a member of gang {group.ref}, which needs at least {gang.min_count} "
+        f"member Pods before the scheduler tries any of them, and {_exist(len(gang.members))}.",
+        _group_evidence(gang) + _event_evidence(pod, "FailedScheduling"),
+        [
+            f"kubectl get pods -n {pod.namespace} -o wide | grep -w -e {group.name} "
+            "(or list the Pods whose spec.schedulingGroup.podGroupName names it)",
+            "Check the controller that creates the members (its replicas or parallelism and "
+            "its events: quota, admission, a failed create); if fewer members are intended, "
+            f"lower the group's minCount (kubectl edit podgroup -n {group.namespace} "
+            f"{group.name}; mutable from Kubernetes 1.37).",
+        ],
+        alone=alone,
+    )
+
+
+def _gang_does_not_fit(
+    state: ClusterState,
+    pod: Pod,
+    gang: gangs.Gang,
+    alone: Diagnosis,
+    explain_cache: dict[Any, allocator.Explanation] | None,
+) -> Diagnosis:
+    group = gang.group
+    breaking = gang.breaking
+    evidence = _group_evidence(gang)
+    evidence += [
+        _of(
+            p.pod,
+            "placement",
+            f"runs on {p.node}"
+            if p.bound
+            else f"would go to {p.node}"
+            if p.node
+            else "does not fit with the members before it",
+        )
+        for p in gang.placements[:8]
+    ]
+    summary = gang_summary(gang)[:-1]
+    steps = [f"kubectl describe podgroup -n {group.namespace} {group.name}"]
+    explanation = None
+    if breaking is not None:
+        why, advice, explanation = _breaking_why(state, breaking, explain_cache)
+        summary += f": {why}"
+        steps += advice
+        if explanation is not None:
+            evidence += _funnel_evidence(breaking.pod.claims[0], explanation)
+    steps.append(
+        "The scheduler places members one by one and never revisits an earlier member's "
+        "devices (kubernetes #138765): free devices, add nodes, or lower minCount."
+    )
+    return Diagnosis(
+        "claim-unallocated",
+        "gang-does-not-fit",
+        summary,
+        evidence + _event_evidence(pod, "FailedScheduling"),
+        list(dict.fromkeys(steps)),
+        explanation,
+        alone=alone,
+    )
+
+
+def _breaking_why(
+    state: ClusterState,
+    breaking: gangs.Placement,
+    explain_cache: dict[Any, allocator.Explanation] | None,
+) -> tuple[str, list[str], allocator.Explanation | None]:
+    """Why the first member that does not fit does not: its funnel with the devices earlier
+    members were given held, or its own problem (a claim that does not resolve)."""
+    x = breaking.explanation
+    if x is None:
+        own = diagnose_alone(state, breaking.pod, explain_cache)
+        return own.summary[:-1], own.next_steps[:2], own.explanation
+    names = ", ".join(claim_label(c) for c in dict.fromkeys(breaking.pod.claims))
+    why, advice = _unallocatable(x, names)
+    return _sentence(why).rstrip("."), advice, x
 
 
 def _pending_before_allocation(state: ClusterState, pod: Pod) -> Diagnosis | None:

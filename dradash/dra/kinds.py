@@ -8,6 +8,12 @@ from typing import Any
 RESOURCE_GROUP = "resource.k8s.io"
 # API versions of resource.k8s.io whose shapes the core normalises to v1, newest first.
 RESOURCE_VERSIONS = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+SCHEDULING_GROUP = "scheduling.k8s.io"
+# Gangs (KEP-4671, KEP-5832): scheduling.k8s.io/v1alpha2 in 1.36, v1beta1 in 1.37 (v1alpha3
+# while 1.37 was developed), newest first. v1alpha1 (1.35) had Workloads only, their groups
+# inline (spec.podGroups), and Pods pointed at them with spec.workloadRef.
+PODGROUP_VERSIONS = ("v1beta1", "v1alpha3", "v1alpha2")
+WORKLOAD_VERSIONS = (*PODGROUP_VERSIONS, "v1alpha1")
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,7 @@ KINDS: dict[str, Kind] = {
         Kind("Pod", ("",), True, "pods"),
         Kind("Event", ("", "events.k8s.io"), True, "events"),
         Kind("Job", ("batch",), True, "jobs"),
-        Kind("PriorityClass", ("scheduling.k8s.io",), False, "priorityclasses"),
+        Kind("PriorityClass", (SCHEDULING_GROUP,), False, "priorityclasses"),
         Kind("DeviceClass", (RESOURCE_GROUP,), False, "deviceclasses", RESOURCE_VERSIONS),
         Kind("ResourceSlice", (RESOURCE_GROUP,), False, "resourceslices", RESOURCE_VERSIONS),
         Kind("ResourceClaim", (RESOURCE_GROUP,), True, "resourceclaims", RESOURCE_VERSIONS),
@@ -39,6 +45,8 @@ KINDS: dict[str, Kind] = {
             RESOURCE_VERSIONS,
         ),
         Kind("DeviceTaintRule", (RESOURCE_GROUP,), False, "devicetaintrules", RESOURCE_VERSIONS),
+        Kind("Workload", (SCHEDULING_GROUP,), True, "workloads", WORKLOAD_VERSIONS),
+        Kind("PodGroup", (SCHEDULING_GROUP,), True, "podgroups", PODGROUP_VERSIONS),
     ]
 }
 

@@ -201,6 +201,7 @@ class PodClaimRef:
     claim: ResourceClaim | None = None
     template: ResourceClaimTemplate | None = None
     containers: list[tuple[str, str]] = field(default_factory=list)  # (container, request)
+    group_ref: GroupClaimRef | None = None  # the PodGroup's claim this entry matches (KEP-5729)
 
 
 class Pod(Resource):
@@ -211,6 +212,7 @@ class Pod(Resource):
         self.claim_refs: list[PodClaimRef] = []
         self.node: Node | None = None
         self.job: Job | None = None
+        self.group: PodGroup | None = None  # the PodGroup of spec.schedulingGroup, when it exists
         # Its extended resources that a DeviceClass maps (dradash.dra.extended.PodResources),
         # set by ClusterState where the DRAExtendedResource feature is on.
         self.extended: Any = None
@@ -253,6 +255,11 @@ class Pod(Resource):
     @property
     def resource_claims(self) -> list[dict[str, Any]]:
         return mappings(self.spec.get("resourceClaims"))
+
+    @property
+    def group_name(self) -> str:
+        """spec.schedulingGroup.podGroupName (1.36 on): the PodGroup it is scheduled with."""
+        return text(dig(self.spec, "schedulingGroup", "podGroupName"))
 
     @property
     def extended_resource_claim(self) -> dict[str, Any]:
@@ -475,6 +482,11 @@ class Consumer:
     name: str
     uid: str
     pod: Pod | None = None
+    group: PodGroup | None = None  # a PodGroup the claim is reserved for (KEP-5729)
+
+    @property
+    def for_group(self) -> bool:
+        return self.resource == "podgroups"
 
 
 class ResourceClaim(Resource):
@@ -501,6 +513,7 @@ class ResourceClaim(Resource):
             for c in mappings(self.status.get("reservedFor"))
         ]
         self.owner_pod: Pod | None = None  # the Pod whose template generated this claim
+        self.owner_group: PodGroup | None = None  # the PodGroup whose template generated it
         # The claim the scheduler keeps in memory for a Pod's extended resources until it
         # binds the Pod (dradash.dra.extended.in_memory_claim): no such object exists yet.
         self.implicit = False
@@ -778,3 +791,94 @@ class Pool:
     @property
     def key(self) -> tuple[str, str]:
         return (self.driver, self.name)
+
+
+class Workload(Resource):
+    """scheduling.k8s.io Workload: the templates its PodGroups are made from."""
+
+    kind = "Workload"
+
+    @property
+    def templates(self) -> list[dict[str, Any]]:
+        """spec.podGroupTemplates (v1alpha2 on), or v1alpha1's inline spec.podGroups."""
+        return mappings(self.spec.get("podGroupTemplates") or self.spec.get("podGroups"))
+
+    @property
+    def controller(self) -> str:
+        """spec.controllerRef as "Kind name" ("" without one)."""
+        ref = mapping(self.spec.get("controllerRef"))
+        return f"{text(ref.get('kind'))} {text(ref.get('name'))}".strip()
+
+
+@dataclass
+class GroupClaimRef:
+    """One entry of a PodGroup's spec.resourceClaims, resolved (statuses as PodClaimRef's)."""
+
+    name: str
+    source: str  # "claim" | "template"
+    claim_name: str = ""
+    template_name: str = ""
+    status: str = "ok"
+    claim: ResourceClaim | None = None
+    template: ResourceClaimTemplate | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+# PodGroupScheduled (1.36, v1alpha2) became PodGroupInitiallyScheduled (1.37, v1beta1).
+GROUP_SCHEDULED_CONDITIONS = ("PodGroupInitiallyScheduled", "PodGroupScheduled")
+
+
+class PodGroup(Resource):
+    """scheduling.k8s.io PodGroup: Pods scheduled together (a gang) and the claims they share."""
+
+    kind = "PodGroup"
+
+    def __init__(self, raw: dict[str, Any], api_version: str = "") -> None:
+        super().__init__(raw, api_version)
+        self.pods: list[Pod] = []  # Pods whose spec.schedulingGroup names it, by name
+        self.claim_refs: list[GroupClaimRef] = []
+        self.workload: Workload | None = None
+
+    @property
+    def policy(self) -> str:
+        """``gang`` · ``basic`` · "" (neither: an invalid or unknown policy)."""
+        policy = mapping(self.spec.get("schedulingPolicy"))
+        return "gang" if "gang" in policy else "basic" if "basic" in policy else ""
+
+    @property
+    def min_count(self) -> int | None:
+        """A gang's minCount; None for a basic group or one without it."""
+        gang = mapping(dig(self.spec, "schedulingPolicy", "gang"))
+        return number(gang.get("minCount"), 0) or None if "minCount" in gang else None
+
+    @property
+    def template_ref(self) -> tuple[str, str]:
+        """(workload, template): v1beta1's spec.workloadRef, v1alpha2's podGroupTemplateRef."""
+        ref = mapping(self.spec.get("workloadRef"))
+        if ref:
+            return text(ref.get("workloadName")), text(ref.get("templateName"))
+        ref = mapping(dig(self.spec, "podGroupTemplateRef", "workload"))
+        return text(ref.get("workloadName")), text(ref.get("podGroupTemplateName"))
+
+    @property
+    def resource_claims(self) -> list[dict[str, Any]]:
+        return mappings(self.spec.get("resourceClaims"))
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        return mappings(self.status.get("conditions"))
+
+    @property
+    def scheduled_condition(self) -> dict[str, Any] | None:
+        """PodGroupInitiallyScheduled (1.37) or PodGroupScheduled (1.36), whichever it has."""
+        found = {text(c.get("type")): c for c in self.conditions}
+        return next((found[t] for t in GROUP_SCHEDULED_CONDITIONS if t in found), None)
+
+    @property
+    def scheduled(self) -> bool:
+        condition = self.scheduled_condition
+        return condition is not None and condition.get("status") == "True"
+
+    @property
+    def claims(self) -> list[ResourceClaim]:
+        return [r.claim for r in self.claim_refs if r.claim is not None]

@@ -21,17 +21,20 @@ from dradash.dra.objects import (
     DeviceClass,
     DeviceTaintRule,
     Event,
+    GroupClaimRef,
     Job,
     Namespace,
     Node,
     Pod,
     PodClaimRef,
+    PodGroup,
     Pool,
     PriorityClass,
     Resource,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
+    Workload,
 )
 
 WRAPPERS: dict[str, type[Resource]] = {
@@ -48,8 +51,31 @@ WRAPPERS: dict[str, type[Resource]] = {
         ResourceClaim,
         ResourceClaimTemplate,
         DeviceTaintRule,
+        Workload,
+        PodGroup,
     )
 }
+
+
+def _by_uid_or_name(
+    by_uid: dict[str, Any], by_key: dict[tuple[str, str], Any], namespace: str, name: str, uid: str
+) -> Any:
+    """The object a reference names: by uid, else by name when either side has no uid."""
+    found = by_uid.get(uid) if uid else None
+    if found is None:
+        candidate = by_key.get((namespace, name))
+        if candidate is not None and (not uid or not candidate.uid):
+            found = candidate
+    return found
+
+
+def _claim_entry(entry: dict[str, Any]) -> tuple[str, str, str]:
+    """What must be equal for a Pod's claim to be its PodGroup's (PodResourceClaim docs)."""
+    return (
+        text(entry.get("name")),
+        text(entry.get("resourceClaimName")),
+        text(entry.get("resourceClaimTemplateName")),
+    )
 
 
 def _not_last(items: list[Any], item: Any) -> bool:
@@ -119,6 +145,8 @@ class ClusterState:
         self.claims: dict[tuple[str, str], ResourceClaim] = {}
         self.templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
         self.jobs: dict[tuple[str, str], Job] = {}
+        self.workloads: dict[tuple[str, str], Workload] = {}
+        self.podgroups: dict[tuple[str, str], PodGroup] = {}
         self.events: list[Event] = []
         self.pools: dict[tuple[str, str], Pool] = {}
         # Devices of current-generation slices, by (driver, pool, device).
@@ -144,6 +172,7 @@ class ClusterState:
             state._attach_slices_to_nodes()
             state._apply_taint_rules()
             state._link_claims()
+            state._link_groups()
             state._link_pods()
             state._link_events()
         return state
@@ -180,6 +209,10 @@ class ClusterState:
                 self.templates[(obj.namespace, obj.name)] = obj
             case Job():
                 self.jobs[(obj.namespace, obj.name)] = obj
+            case Workload():
+                self.workloads[(obj.namespace, obj.name)] = obj
+            case PodGroup():
+                self.podgroups[(obj.namespace, obj.name)] = obj
             case Event():
                 self.events.append(obj)
 
@@ -245,6 +278,7 @@ class ClusterState:
 
     def _link_claims(self) -> None:
         pods_by_uid = {p.uid: p for p in self.pods.values() if p.uid}
+        groups_by_uid = {g.uid: g for g in self.podgroups.values() if g.uid}
         for claim in self.claims.values():
             statuses = {
                 (
@@ -269,6 +303,18 @@ class ClusterState:
                     if candidate is not None and (not consumer.uid or not candidate.uid):
                         pod = candidate
                 consumer.pod = pod
+                if consumer.for_group:
+                    consumer.group = _by_uid_or_name(
+                        groups_by_uid, self.podgroups, claim.namespace, consumer.name, consumer.uid
+                    )
+            if (owner := claim.controller_owner("PodGroup")) is not None:
+                claim.owner_group = _by_uid_or_name(
+                    groups_by_uid,
+                    self.podgroups,
+                    claim.namespace,
+                    text(owner.get("name")),
+                    text(owner.get("uid")),
+                )
             owner = claim.controller_owner("Pod")
             if owner is not None:
                 pod = pods_by_uid.get(text(owner.get("uid")))
@@ -277,6 +323,58 @@ class ClusterState:
                     if candidate is not None and (not owner.get("uid") or not candidate.uid):
                         pod = candidate
                 claim.owner_pod = pod
+
+    def _link_groups(self) -> None:
+        """PodGroups: their Workload, and the claims of their spec.resourceClaims, resolved as
+        the resourceclaim controller generates them for a PodGroup (KEP-5729)."""
+        generated = {
+            (id(c.owner_group), c.pod_claim_name): c
+            for c in self.claims.values()
+            if c.owner_group is not None and c.pod_claim_name
+        }
+        for group in self.podgroups.values():
+            workload, _ = group.template_ref
+            group.workload = self.workloads.get((group.namespace, workload)) if workload else None
+            statuses = {
+                text(s.get("name")): s for s in mappings(group.status.get("resourceClaimStatuses"))
+            }
+            for entry in group.resource_claims:
+                ref = GroupClaimRef(name=text(entry.get("name")), source="claim", raw=entry)
+                if claim_name := text(entry.get("resourceClaimName")):
+                    ref.claim_name = claim_name
+                    ref.claim = self.claims.get((group.namespace, claim_name))
+                    ref.status = "ok" if ref.claim else "claim-missing"
+                elif template_name := text(entry.get("resourceClaimTemplateName")):
+                    ref.source, ref.template_name = "template", template_name
+                    ref.template = self.templates.get((group.namespace, template_name))
+                    status = statuses.get(ref.name)
+                    if status is not None:
+                        ref.claim_name = text(status.get("resourceClaimName"))
+                        if not ref.claim_name:
+                            ref.status = "not-needed"
+                        ref.claim = self.claims.get((group.namespace, ref.claim_name))
+                    else:
+                        ref.claim = generated.get((id(group), ref.name))
+                        ref.claim_name = ref.claim.name if ref.claim else ""
+                    if ref.status == "not-needed":
+                        pass
+                    elif ref.claim is None:
+                        ref.status = (
+                            "claim-missing"
+                            if ref.claim_name
+                            else "template-missing"
+                            if ref.template is None
+                            else "not-created"
+                        )
+                    elif ref.claim.owner_group is not group:
+                        ref.status = "not-owned"
+                    else:
+                        ref.claim.template = ref.template
+                        if ref.template is not None and ref.claim not in ref.template.claims:
+                            ref.template.claims.append(ref.claim)
+                else:
+                    ref.status = "invalid"
+                group.claim_refs.append(ref)
 
     def _link_pods(self) -> None:
         jobs_by_uid = {j.uid: j for j in self.jobs.values() if j.uid}
@@ -305,6 +403,10 @@ class ClusterState:
             if pod.node_name and (node := self.nodes.get(pod.node_name)):
                 pod.node = node
                 node.pods.append(pod)
+            if pod.group_name:
+                pod.group = self.podgroups.get((pod.namespace, pod.group_name))
+                if pod.group is not None:
+                    pod.group.pods.append(pod)
             owner = pod.controller_owner("Job")
             if owner is not None:
                 job = jobs_by_uid.get(text(owner.get("uid")))
@@ -326,10 +428,25 @@ class ClusterState:
         for c in pod.containers:
             for claim_name, request in c.claims:
                 containers[claim_name].append((c.name, request))
+        shared = {
+            _claim_entry(g.raw): g for g in (pod.group.claim_refs if pod.group is not None else ())
+        }
         for entry in pod.resource_claims:
             name = text(entry.get("name"))
             ref = PodClaimRef(pod=pod, name=name, source="claim", containers=containers[name])
-            if claim_name := text(entry.get("resourceClaimName")):
+            if group_ref := shared.get(_claim_entry(entry)):
+                # The PodGroup's claim, shared by its Pods and reserved for the group.
+                ref.group_ref = group_ref
+                ref.source = group_ref.source
+                ref.claim_name, ref.template_name = group_ref.claim_name, group_ref.template_name
+                ref.claim, ref.template, ref.status = (
+                    group_ref.claim,
+                    group_ref.template,
+                    group_ref.status,
+                )
+                if ref.template is not None and _not_last(ref.template.pods, pod):
+                    ref.template.pods.append(pod)
+            elif claim_name := text(entry.get("resourceClaimName")):
                 ref.claim_name = claim_name
                 ref.claim = self.claims.get((pod.namespace, claim_name))
                 ref.status = "ok" if ref.claim else "claim-missing"
@@ -468,6 +585,10 @@ class ClusterState:
                 return self.templates.get((namespace, name))
             case "Job":
                 return self.jobs.get((namespace, name))
+            case "PodGroup":
+                return self.podgroups.get((namespace, name))
+            case "Workload":
+                return self.workloads.get((namespace, name))
             case "Node":
                 return self.nodes.get(name)
             case "ResourceSlice":
@@ -558,6 +679,8 @@ class ClusterState:
             "ResourceClaim": len(self.claims),
             "ResourceClaimTemplate": len(self.templates),
             "DeviceTaintRule": len(self.taint_rules),
+            "Workload": len(self.workloads),
+            "PodGroup": len(self.podgroups),
         }
 
 

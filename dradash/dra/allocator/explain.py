@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -962,6 +962,8 @@ def explain(
     max_nodes: int | None = None,
     every_node: bool = False,
     budget: SearchBudget | None = None,
+    assumed: Sequence[tuple[str, dict[str, Any]]] = (),
+    free_all: bool = False,
 ) -> Explanation:
     """Would the structured allocator allocate these claims (a Pod's, allocated together) now,
     on which node, and if not, where does it stop?
@@ -988,10 +990,16 @@ def explain(
     ``budget.nodes`` searches (over every explanation sharing the budget) have run out, each
     search gets a few calls; where those run out, that node and the rest are not searched and
     are left out of ``nodes``.
+
+    ``assumed`` holds devices of allocations not in the snapshot, ``(claim, result)``: those a
+    gang's earlier members were given in the same scheduling cycle (gangs.py). ``free_all``:
+    no claim holds its devices (the cluster as built).
     """
     budget = budget or SearchBudget()
     with gc_paused():  # tens of thousands of small objects, none cyclic
-        return _explain(state, list(claims), pod, features, max_nodes, every_node, budget)
+        return _explain(
+            state, list(claims), pod, features, max_nodes, every_node, budget, assumed, free_all
+        )
 
 
 _NOWHERE = Node({"metadata": {"name": ""}})  # a node no slice reaches
@@ -1029,11 +1037,14 @@ def _explain(
     max_nodes: int | None,
     every_node: bool,
     budget: SearchBudget,
+    assumed: Sequence[tuple[str, dict[str, Any]]] = (),
+    free_all: bool = False,
 ) -> Explanation:
     pending = [c for c in claims if not c.allocated]
     to_allocate = pending if pending or not claims else claims
     held_claims = [c for c in claims if c.allocated and c not in to_allocate]
-    allocator = Allocator(state, features, exclude=to_allocate, budget=budget)
+    exclude = list(state.claims.values()) if free_all else to_allocate
+    allocator = Allocator(state, features, exclude=exclude, budget=budget, assumed=assumed)
     plans = [allocator.plan(c) for c in to_allocate]
     eligible = [
         n

@@ -970,6 +970,7 @@ class Allocator:
         *,
         exclude: Iterable[ResourceClaim] = (),
         budget: SearchBudget | None = None,
+        assumed: Sequence[tuple[str, dict[str, Any]]] = (),
     ) -> None:
         self.state = state
         self.features = features
@@ -978,10 +979,36 @@ class Allocator:
         self.held = held_devices(
             self.index, {(c.namespace, c.name) for c in exclude}, features.consumable_capacity
         )
+        if assumed:
+            self._assume(assumed)
         self._pools: dict[str, list[GatheredPool]] = {}
         self._counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self._plans: dict[int, ClaimPlan] = {}
         self._shares = 0
+
+    def _assume(self, assumed: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Hold the devices of allocations made in this scheduling cycle but not written yet
+        (the scheduler's assumed claims: a gang's earlier members), as ``(claim, result)``."""
+        held = self.held
+        dedicated = set(held.dedicated)
+        owners: dict[tuple[str, str, str], str] = {}
+        for claim, r in assumed:
+            key = (text(r.get("driver")), text(r.get("pool")), text(r.get("device")))
+            owners.setdefault(key, claim)
+            share = r.get("shareID")
+            if share is None or not self.features.consumable_capacity:
+                dedicated.add(key)
+                continue
+            held.shared.add((key, text(share)))
+            consumed = mapping(r.get("consumedCapacity"))
+            total = held.capacity.setdefault(key, {})
+            for name, value in consumed.items():
+                q = quantity_of(value)
+                if q is not None:
+                    total[name] = total[name].add(q) if name in total else q
+        held.dedicated = dedicated
+        earlier = held.owners
+        held.owners = lambda key: owners.get(key) or earlier(key)
 
     def plan(self, claim: ResourceClaim) -> ClaimPlan:
         if id(claim) not in self._plans:
