@@ -147,6 +147,7 @@ class PodVerdict(Verdict):
     # Extended resources its containers ask for that a DeviceClass maps, {name: devices}
     # (dradash.dra.analysis.PodRecord.extended): how a Pod without claims uses DRA.
     extended = models.JSONField(default=dict, blank=True)
+    podgroup = models.CharField(max_length=253, blank=True)  # spec.schedulingGroup's PodGroup
 
     class Meta:
         constraints = [
@@ -157,6 +158,7 @@ class PodVerdict(Verdict):
         indexes = [
             models.Index(fields=["snapshot", "stage_order", "namespace", "name"]),
             models.Index(fields=["namespace", "name"]),  # history across snapshots
+            models.Index(fields=["snapshot", "namespace", "podgroup"]),  # a gang's members
         ]
 
 
@@ -193,6 +195,35 @@ class ClaimVerdict(Verdict):
     @property
     def node_list(self) -> list[str]:
         return unlines(self.nodes)
+
+
+class PodGroupRow(models.Model):
+    """A PodGroup of the snapshot and its gang (the PodGroup page and API)."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    namespace = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    # scheduled · waiting · fits · does-not-fit · unknown · basic (dradash.dra.gangs.Gang)
+    state = models.CharField(max_length=16)
+    min_count = models.PositiveIntegerField(null=True, blank=True)
+    members = models.PositiveIntegerField(default=0)
+    fit = models.PositiveIntegerField(default=0)
+    summary = models.TextField(blank=True)
+    data = models.JSONField()  # dradash.dra.analysis.podgroup_dict: what the API serves
+    chain = models.JSONField(default=list, blank=True)  # ObjectBlob ids: PodGroup, Workload
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "namespace", "name"], name="one_podgroup")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}: {self.state}"
+
+    @property
+    def stuck(self) -> bool:
+        return self.state in ("waiting", "does-not-fit")
 
 
 class Finding(models.Model):

@@ -24,6 +24,7 @@ from dradash.analysis.models import (
     Explanation,
     Finding,
     FindingObject,
+    PodGroupRow,
     PodVerdict,
     PoolRow,
     SnapshotAnalysis,
@@ -274,7 +275,15 @@ def _store(
 ) -> None:
     # One writer per snapshot at a time: a second delivery of the task waits, then replaces.
     SnapshotAnalysis.objects.select_for_update().get(pk=snapshot.pk)
-    for model in (PodVerdict, ClaimVerdict, FindingObject, Finding, DeviceRow, PoolRow):
+    for model in (
+        PodVerdict,
+        ClaimVerdict,
+        PodGroupRow,
+        FindingObject,
+        Finding,
+        DeviceRow,
+        PoolRow,
+    ):
         model.objects.filter(snapshot=snapshot).delete()
     Explanation.objects.filter(snapshot=snapshot).delete()
 
@@ -292,6 +301,7 @@ def _store(
             "claims",
             "unresolved",
             "extended",
+            "podgroup",
             "stage",
             "stage_order",
             "reason",
@@ -317,6 +327,7 @@ def _store(
                     _dumps(r.claim_names),
                     r.unresolved,
                     _dumps(r.extended),
+                    r.group,
                 ],
             )
             for r in result.pods
@@ -364,6 +375,36 @@ def _store(
                 explanation=r.explanation,
             )
             for r in result.claims
+        ),
+    )
+    _copy(
+        PodGroupRow,
+        [
+            "snapshot_id",
+            "namespace",
+            "name",
+            "state",
+            "min_count",
+            "members",
+            "fit",
+            "summary",
+            "data",
+            "chain",
+        ],
+        (
+            [
+                snapshot.pk,
+                g.data["namespace"],
+                g.data["name"],
+                g.gang.state,
+                g.data["min_count"],
+                len(g.gang.members),
+                g.gang.fit,
+                g.data["summary"],
+                _dumps(g.data),
+                _dumps(_ids(g.chain, blob_ids)),
+            ]
+            for g in result.groups
         ),
     )
     _store_findings(snapshot, result)
@@ -469,6 +510,11 @@ def _verdict(
                 {
                     "evidence": [e.as_dict() for e in diagnosis.evidence],
                     "next_steps": diagnosis.next_steps,
+                    **(
+                        {"alone": core.alone_dict(diagnosis.alone)}
+                        if diagnosis.alone is not None
+                        else {}
+                    ),
                 }
             ),
             explanations.get(id(x)) if x is not None else None,

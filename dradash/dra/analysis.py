@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from dradash.dra import capacity, checklist, diagnosis, findings, inventory, matching
+from dradash.dra import capacity, checklist, diagnosis, findings, gangs, inventory, matching
 from dradash.dra.allocator import Explanation, SearchBudget
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
@@ -73,6 +73,11 @@ class PodRecord:
         )
 
     @property
+    def group(self) -> str:
+        """The PodGroup it is scheduled with (spec.schedulingGroup), or ""."""
+        return self.pod.group_name
+
+    @property
     def unresolved(self) -> int:
         """Claim references that do not resolve (the in-memory claim of a Pod not yet bound is
         what the scheduler works with, not a problem)."""
@@ -89,6 +94,15 @@ class PodRecord:
             for name, n in sorted(resources.totals.items())
             if n and name in resources.mapping
         }
+
+
+@dataclass
+class GroupRecord:
+    """A PodGroup: its gang's state, and the API's JSON (podgroup_dict)."""
+
+    gang: gangs.Gang
+    data: dict[str, Any]
+    chain: list[ObjectKey]  # the PodGroup and its Workload
 
 
 @dataclass
@@ -240,6 +254,7 @@ class Analysis:
     checklist: list[checklist.CheckItem]
     devices: list[DeviceRecord]  # ordered driver → pool → node → name
     pools: list[dict[str, Any]]  # pool_dict of each, those that need attention first
+    groups: list[GroupRecord]  # every PodGroup, by namespace and name
     capacity: dict[str, Any]  # capacity_dict
     inventory: dict[str, Any]  # inventory_dict
     classes: dict[str, dict[str, Any]]  # class_dict per DeviceClass
@@ -329,6 +344,14 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
             for claim in sorted(state.claims.values(), key=lambda c: (c.namespace, c.name))
             for verdict in [verdicts.claims[(claim.namespace, claim.name)]]
         ]
+        groups = [
+            GroupRecord(
+                gang,
+                podgroup_dict(state, gang, verdicts.pods, cache),
+                [k for k in (gang.group.key, gang.group.workload and gang.group.workload.key) if k],
+            )
+            for gang in gangs.gangs(state)
+        ]
         found = findings.find(state)
         items = checklist.evaluate(state, found)
         inv = inventory.inventory(state)
@@ -343,6 +366,7 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
                 pool_dict(info)
                 for info in sorted(inv.pools.values(), key=lambda p: (not p.attention, p.pool.key))
             ],
+            groups=groups,
             capacity=capacity_dict(state, inv),
             inventory=inventory_dict(inv),
             classes={name: class_dict(state, cls) for name, cls in sorted(state.classes.items())},
@@ -419,13 +443,105 @@ def _options(state: ClusterState, verdicts: diagnosis.SnapshotDiagnosis) -> dict
 
 
 def diagnosis_dict(d: Diagnosis) -> dict[str, Any]:
-    return {
+    out = {
         "stage": d.stage,
         "reason": d.reason,
         "summary": d.summary,
         "evidence": [e.as_dict() for e in d.evidence],
         "next_steps": list(d.next_steps),
     }
+    if d.alone is not None:
+        out["alone"] = alone_dict(d.alone)
+    return out
+
+
+def alone_dict(d: Diagnosis) -> dict[str, str]:
+    """A gang member's own verdict, where its gang's replaces it."""
+    return {"stage": d.stage, "reason": d.reason, "summary": d.summary}
+
+
+def podgroup_dict(
+    state: ClusterState,
+    gang: gangs.Gang,
+    verdicts: dict[tuple[str, str], Diagnosis],
+    cache: dict[Any, Explanation] | None = None,
+) -> dict[str, Any]:
+    """The PodGroup API's JSON (DESIGN "Kubernetes 1.37 workloads"): its members in the
+    scheduler's order with their verdicts and places, how many fit, the member that breaks it."""
+    group = gang.group
+    placed = {id(p.pod): p for p in gang.placements}
+    members = []
+    for pod in gang.members:
+        d = verdicts.get((pod.namespace, pod.name))
+        p = placed.get(id(pod))
+        members.append(
+            {
+                "pod": pod.name,
+                "stage": d.stage if d else "",
+                "reason": d.reason if d else "",
+                "phase": pod.phase,
+                "node": pod.node_name or None,
+                "placement": _placement(p),
+            }
+        )
+    summary, steps, _ = diagnosis.gang_account(state, gang, cache)
+    breaking = gang.breaking if gang.state in ("does-not-fit", "unknown") else None
+    workload, template = group.template_ref
+    return {
+        "namespace": group.namespace,
+        "name": group.name,
+        "policy": group.policy or None,
+        "min_count": group.min_count,
+        "state": gang.state,
+        "members": members,
+        "fit": gang.fit,
+        "breaking_member": breaking.pod.name if breaking else None,
+        "summary": summary,
+        "next_steps": steps,
+        "workload": {"name": workload, "template": template, "exists": group.workload is not None}
+        if workload
+        else None,
+        "claims": [
+            {
+                "name": r.name,
+                "source": r.source,
+                "claim": r.claim_name or None,
+                "template": r.template_name or None,
+                "status": r.status,
+                "allocated": r.claim.allocated if r.claim else None,
+            }
+            for r in group.claim_refs
+        ],
+        "conditions": [
+            {
+                k: text(c.get(k))
+                for k in ("type", "status", "reason", "message", "lastTransitionTime")
+            }
+            for c in group.conditions
+        ],
+        "events": [
+            {
+                "type": e.type,
+                "reason": e.reason,
+                "message": e.message,
+                "count": e.count,
+                "last_seen": e.last_seen,
+            }
+            for e in group.events
+        ],
+    }
+
+
+def _placement(p: gangs.Placement | None) -> str:
+    """``running`` (on a node) · ``fits`` (would go to ``node`` in the replay) · ``does-not-fit``
+    · ``not-tried`` (past the replay's limit) · ``waiting`` (the gang was not replayed)."""
+    if p is None:
+        return "waiting"
+    if p.bound:
+        return "running"
+    if not p.tried:
+        return "not-tried"
+    return "fits" if p.node else "does-not-fit"
 
 
 def explanation_dict(x: Explanation) -> dict[str, Any]:

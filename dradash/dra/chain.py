@@ -20,6 +20,7 @@ from dradash.dra.objects import (
     Node,
     Pod,
     PodClaimRef,
+    PodGroup,
     Resource,
     ResourceClaim,
     ResourceClaimTemplate,
@@ -34,6 +35,11 @@ def pod_chain(state: ClusterState, pod: Pod) -> dict[str, Any]:
         "node": node_summary(pod.node) if pod.node else None,
         "claims": [claim_ref_chain(state, ref) for ref in pod.claim_refs],
         "extended_resources": extended_resources(state, pod),
+        "podgroup": {"namespace": pod.namespace, "name": pod.group_name, "exists": True}
+        if pod.group is not None
+        else {"namespace": pod.namespace, "name": pod.group_name, "exists": False}
+        if pod.group_name
+        else None,
         "events": events(pod.events),
     }
 
@@ -85,6 +91,7 @@ def claim_ref_chain(state: ClusterState, ref: PodClaimRef) -> dict[str, Any]:
         "name": ref.name,
         "source": ref.source,
         "status": ref.status,
+        "podgroup": ref.group_ref is not None,  # the PodGroup's claim, shared by its Pods
         "claim_name": ref.claim_name,
         "template_name": ref.template_name,
         "template_exists": ref.template is not None,
@@ -422,6 +429,8 @@ class _ChainKeys:
 
     def pod(self, pod: Pod) -> None:
         self.add(pod)
+        if pod.group is not None:
+            self.group(pod.group)
         if pod.node is not None:
             self.node(pod.node)
         if names := requested_names(pod.raw):
@@ -454,6 +463,19 @@ class _ChainKeys:
         if proof is not None:
             self.keys.add(proof.key)
 
+    def group(self, group: PodGroup) -> None:
+        """A PodGroup, so that its Pods' references to its claims resolve as they do."""
+        if group.key in self.keys:
+            return
+        self.add(group)
+        if group.workload is not None:
+            self.add(group.workload)
+        for ref in group.claim_refs:
+            if ref.template is not None:
+                self.template(ref.template)
+            if ref.claim is not None:
+                self.claim(ref.claim)
+
     def template(self, template: ResourceClaimTemplate) -> None:
         self.add(template)
         self.classes(template.requests)
@@ -471,8 +493,10 @@ class _ChainKeys:
         related = [*claim.pods, *(c.pod for c in claim.consumers if c.pod is not None)]
         if claim.owner_pod is not None:
             related.append(claim.owner_pod)
+        groups = [claim.owner_group, *(c.group for c in claim.consumers)]
         for pod in related:
             self.keys.add(pod.key)
+            groups.append(pod.group)
             for ref in pod.claim_refs:
                 if ref.template is not None:
                     self.keys.add(ref.template.key)
@@ -480,6 +504,9 @@ class _ChainKeys:
                     self.keys.add(ref.claim.key)
                     if ref.claim.owner_pod is not None:
                         self.keys.add(ref.claim.owner_pod.key)
+        for group in groups:  # its generated claims resolve only with their PodGroup
+            if group is not None:
+                self.keys.add(group.key)
         for name in self.state.allocation_nodes(claim) or []:
             self.keys.add(("Node", "", name))
         for result in claim.results:

@@ -384,7 +384,6 @@ def _gang_does_not_fit(
     alone: Diagnosis,
     explain_cache: dict[Any, allocator.Explanation] | None,
 ) -> Diagnosis:
-    group = gang.group
     breaking = gang.breaking
     evidence = _group_evidence(gang)
     evidence += [
@@ -399,28 +398,44 @@ def _gang_does_not_fit(
         )
         for p in gang.placements[:8]
     ]
-    summary = gang_summary(gang)[:-1]
-    steps = [f"kubectl describe podgroup -n {group.namespace} {group.name}"]
-    explanation = None
-    if breaking is not None:
-        why, advice, explanation = _breaking_why(state, breaking, explain_cache)
-        summary += f": {why}"
-        steps += advice
-        if explanation is not None:
-            evidence += _funnel_evidence(breaking.pod.claims[0], explanation)
-    steps.append(
-        "The scheduler places members one by one and never revisits an earlier member's "
-        "devices (kubernetes #138765): free devices, add nodes, or lower minCount."
-    )
+    summary, steps, explanation = gang_account(state, gang, explain_cache)
+    if breaking is not None and explanation is not None and breaking.pod.claims:
+        evidence += _funnel_evidence(breaking.pod.claims[0], explanation)
     return Diagnosis(
         "claim-unallocated",
         "gang-does-not-fit",
         summary,
         evidence + _event_evidence(pod, "FailedScheduling"),
-        list(dict.fromkeys(steps)),
+        steps,
         explanation,
         alone=alone,
     )
+
+
+def gang_account(
+    state: ClusterState,
+    gang: gangs.Gang,
+    explain_cache: dict[Any, allocator.Explanation] | None = None,
+) -> tuple[str, list[str], allocator.Explanation | None]:
+    """The gang's summary, what to do, and the breaking member's funnel (once per gang)."""
+    group = gang.group
+    key = f"gang-account:{group.namespace}/{group.name}"
+    if (found := state.peek(key)) is not None:
+        return found  # type: ignore[no-any-return]
+    summary = gang_summary(gang)
+    steps = [f"kubectl describe podgroup -n {group.namespace} {group.name}"]
+    explanation = None
+    breaking = gang.breaking
+    if gang.state == "does-not-fit" and breaking is not None:
+        why, advice, explanation = _breaking_why(state, breaking, explain_cache)
+        summary = f"{summary[:-1]}: {why}."
+        steps += advice
+        steps.append(
+            "The scheduler places members one by one and never revisits an earlier member's "
+            "devices (kubernetes #138765): free devices, add nodes, or lower minCount."
+        )
+    account = (summary, list(dict.fromkeys(steps)), explanation)
+    return state.derived(key, lambda _: account)  # type: ignore[no-any-return]
 
 
 def _breaking_why(

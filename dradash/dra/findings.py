@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dradash.dra import extended as extended_resources
+from dradash.dra import gangs
 from dradash.dra.capacity import (
     Alternative,
     Capacity,
@@ -118,6 +119,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "parallelism-exceeds-capacity": ("Job", "ResourceClaim", "ResourceSlice", "DeviceClass"),
     "extended-resource-conflict": ("DeviceClass",),
     "extended-resource-device-plugin": ("DeviceClass", "Node"),
+    "gang-never-fits": ("PodGroup", "Pod", "ResourceClaim", "ResourceSlice", "DeviceClass"),
+    "gang-partial-reservation": ("PodGroup", "Pod", "ResourceClaim"),
+    "gang-allocation-loop": ("PodGroup", "Pod", "Event"),
 }
 
 
@@ -137,8 +141,16 @@ def _explicit_names_asked(state: ClusterState) -> bool:
 # Checks whose question only some snapshots raise: where it does not arise, the kinds the check
 # rests on are not needed and their absence is not reported (a cluster that maps no extended
 # resource name to a class needs no Nodes to know that no device plugin serves one).
+def _gangs_asked(state: ClusterState) -> bool:
+    """Whether the snapshot has gangs, or Pods that name a PodGroup it may lack."""
+    return bool(state.podgroups) or any(p.group_name for p in state.pods.values())
+
+
 ASKED: dict[str, Callable[[ClusterState], bool]] = {
     "extended-resource-device-plugin": _explicit_names_asked,
+    "gang-never-fits": _gangs_asked,
+    "gang-partial-reservation": _gangs_asked,
+    "gang-allocation-loop": _gangs_asked,
 }
 
 
@@ -172,6 +184,7 @@ def _find(state: ClusterState) -> list[Finding]:
         _capacity_findings,
         _extended_conflicts,
         _extended_device_plugin,
+        _gang_findings,
     ]
     found = [f for check in checks for f in check(state, enabled) if f.code in enabled]
     if skip:
@@ -1172,6 +1185,79 @@ def _extended_device_plugin(state: ClusterState, enabled: frozenset[str]) -> Ite
             f"{extended_resources.CLASS_PREFIX}{device_class.name} instead, which no device "
             "plugin serves.",
         )
+
+
+# --- gangs ----------------------------------------------------------------------------------
+
+
+def _gang_findings(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    for gang in gangs.gangs(state):
+        group = gang.group
+        if (
+            "gang-never-fits" in enabled
+            and gang.state == "does-not-fit"
+            and (alone := gangs.never_fits(state, gang)) is not None
+        ):
+            yield Finding(
+                "gang-never-fits",
+                "error",
+                f"Gang {group.ref} can never fit this cluster as built: even with every "
+                f"device free, only {alone} of its {plural(len(gang.members), 'member')} "
+                f"fit together, and it needs {gang.min_count}.",
+                [ref(group)],
+                "Ask for fewer devices per member, lower minCount, or add nodes with "
+                f"devices; `kubectl describe podgroup -n {group.namespace} {group.name}`.",
+            )
+        if "gang-partial-reservation" in enabled and gang.stuck:
+            yield from _partial_reservation(gang)
+        if "gang-allocation-loop" in enabled:
+            looping = [(p, n) for p in gang.members if (n := gangs.in_progress_events(p))]
+            if looping:
+                total = sum(n for _, n in looping)
+                yield Finding(
+                    "gang-allocation-loop",
+                    "warning",
+                    f"The scheduler keeps failing the members of gang {group.ref} with "
+                    f'"resource claim … {gangs.IN_PROGRESS_MESSAGE}" ({total:,} times, on '
+                    f"{listing([p.name for p, _ in looping], LISTED)}): one member's allocation "
+                    "of a claim the members share is still in flight when the next member is "
+                    "tried, so each retry fails the same way (kubernetes #137617, fixed by "
+                    "#137647 in 1.37).",
+                    [ref(group)] + [ref(p) for p, _ in looping],
+                    "Upgrade kube-scheduler to a release with the fix; until then, restarting "
+                    "kube-scheduler clears the in-flight allocation.",
+                )
+
+
+def _partial_reservation(gang: gangs.Gang) -> Iterable[Finding]:
+    """Members not on a node that hold devices while their gang cannot start."""
+    holding = [
+        (p, c)
+        for p in gang.members
+        if not p.node_name
+        for c in dict.fromkeys(p.claims)
+        if c.allocated
+        and c.results
+        and not any(q.node_name for q in c.pods)
+        and not any(u.pod is not None and u.pod.node_name for u in c.consumers)
+    ]
+    if not holding:
+        return
+    group = gang.group
+    devices = sum(len(c.results) for c in dict.fromkeys(c for _, c in holding))
+    pods = list(dict.fromkeys(p.name for p, _ in holding))
+    yield Finding(
+        "gang-partial-reservation",
+        "warning",
+        f"{'Member' if len(pods) == 1 else 'Members'} {listing(pods, LISTED)} of gang "
+        f"{group.ref} {'holds' if len(pods) == 1 else 'hold'} {plural(devices, 'device')} "
+        f"while the gang {'waits for members' if gang.state == 'waiting' else 'cannot be placed'}"
+        ": no member runs until the whole gang does, and no other Pod can use them meanwhile.",
+        [ref(group)] + [ref(c) for c in dict.fromkeys(c for _, c in holding)],
+        "The scheduler releases a gang's allocations when its cycle fails (the DRA plugin's "
+        "PostFilter for pod groups); allocations that stay point at an older scheduler or at "
+        f"claims allocated outside it: `kubectl get resourceclaims -n {group.namespace} -o wide`.",
+    )
 
 
 # --- kinds-missing: what the snapshot cannot prove -------------------------------------------

@@ -158,9 +158,14 @@ def replay(state: ClusterState, pending: list[Pod], *, empty: bool = False) -> l
     return out
 
 
-def never_fits(state: ClusterState, gang: Gang) -> bool:
-    """Whether fewer than minCount members would fit even if every device were free."""
-    return sum(1 for p in replay(state, gang.members, empty=True) if p.node) < gang.min_count
+def never_fits(state: ClusterState, gang: Gang) -> int | None:
+    """How many members fit together if every device were free, where that is fewer than
+    minCount (the gang can never start on this cluster as built); else None."""
+    placements = replay(state, gang.members, empty=True)
+    if any(p.unresolved or not p.tried for p in placements):
+        return None  # a claim not created yet, or members not tried: not proven
+    fit = sum(1 for p in placements if p.node)
+    return fit if fit < gang.min_count else None
 
 
 def _first_node(state: ClusterState, pod: Pod, claims: list[ResourceClaim]) -> str | None:

@@ -277,6 +277,106 @@ def taint_rule(
     }
 
 
+SCHEDULING = {36: "scheduling.k8s.io/v1alpha2", 37: "scheduling.k8s.io/v1beta1"}
+
+
+def podgroup(
+    name: str,
+    namespace: str = "default",
+    *,
+    min_count: int | None = 2,
+    claims: Iterable[dict[str, Any]] = (),
+    workload: tuple[str, str] | None = None,
+    scheduled: bool | None = None,
+    release: int = 37,
+) -> dict[str, Any]:
+    """A PodGroup as 1.36 (v1alpha2) or 1.37 (v1beta1) serves it: a gang of ``min_count``
+    (None: the basic policy), claims for the group (pod_claim entries), the Workload template
+    it comes from, and its scheduled condition (PodGroupScheduled, renamed in 1.37)."""
+    spec: dict[str, Any] = {
+        "schedulingPolicy": {"basic": {}}
+        if min_count is None
+        else {"gang": {"minCount": min_count}}
+    }
+    if workload is not None:
+        if release >= 37:
+            spec["workloadRef"] = {"workloadName": workload[0], "templateName": workload[1]}
+        else:
+            spec["podGroupTemplateRef"] = {
+                "workload": {"workloadName": workload[0], "podGroupTemplateName": workload[1]}
+            }
+    if claims:
+        spec["resourceClaims"] = list(claims)
+    status: dict[str, Any] = {}
+    if scheduled is not None:
+        status["conditions"] = [
+            {
+                "type": "PodGroupInitiallyScheduled" if release >= 37 else "PodGroupScheduled",
+                "status": "True" if scheduled else "False",
+                "reason": "Scheduled" if scheduled else "Unschedulable",
+                "message": "" if scheduled else "pod group is unschedulable",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ]
+    return {
+        "apiVersion": SCHEDULING[release],
+        "kind": "PodGroup",
+        "metadata": meta(name, namespace, uid=f"uid-podgroup-{name}"),
+        "spec": spec,
+        "status": status,
+    }
+
+
+def workload(
+    name: str, namespace: str = "default", *, templates: Iterable[str] = ("workers",), release=37
+) -> dict[str, Any]:
+    return {
+        "apiVersion": SCHEDULING[release],
+        "kind": "Workload",
+        "metadata": meta(name, namespace),
+        "spec": {
+            "controllerRef": {"apiGroup": "jobset.x-k8s.io", "kind": "JobSet", "name": name},
+            "podGroupTemplates": [
+                {"name": t, "schedulingPolicy": {"gang": {"minCount": 2}}} for t in templates
+            ],
+        },
+    }
+
+
+def member(pod_obj: dict[str, Any], group: str, created: str = "") -> dict[str, Any]:
+    """The Pod, scheduled with PodGroup ``group`` (spec.schedulingGroup, 1.36 on)."""
+    pod_obj["spec"]["schedulingGroup"] = {"podGroupName": group}
+    if created:
+        pod_obj["metadata"]["creationTimestamp"] = created
+    return pod_obj
+
+
+def group_claim(
+    group_obj: dict[str, Any], pod_claim_name: str, name: str = "", **kwargs: Any
+) -> dict[str, Any]:
+    """A claim the resourceclaim controller generated for a PodGroup's template entry."""
+    gmeta = group_obj["metadata"]
+    ref = owner("PodGroup", gmeta["name"], gmeta["uid"])
+    ref["apiVersion"] = group_obj["apiVersion"]
+    return claim(
+        name or f"{gmeta['name']}-{pod_claim_name}-xyz12",
+        gmeta.get("namespace", "default"),
+        owners=[ref],
+        annotations={"resource.kubernetes.io/pod-claim-name": pod_claim_name},
+        **kwargs,
+    )
+
+
+def group_consumer(group_obj: dict[str, Any]) -> dict[str, Any]:
+    """A reservedFor entry for a PodGroup (KEP-5729)."""
+    return {
+        "apiGroup": "scheduling.k8s.io",
+        "resource": "podgroups",
+        "name": group_obj["metadata"]["name"],
+        "uid": group_obj["metadata"]["uid"],
+    }
+
+
 def job(name: str, namespace: str = "default", *, uid: str = "") -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",

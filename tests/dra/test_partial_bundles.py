@@ -22,17 +22,22 @@ from .builders import (
     claim,
     consumer,
     container,
+    core_event,
     device,
     device_class,
     generated_claim,
+    member,
     node,
     pod,
     pod_claim,
+    podgroup,
+    request,
     resource_slice,
     result,
 )
 
 DEMO_DRIVER = "gpu.nvidia.com"
+DEMO_CLASS = "gpu.nvidia.com"
 
 
 def scenario() -> list[dict[str, Any]]:
@@ -51,6 +56,26 @@ def scenario() -> list[dict[str, Any]]:
     legacy["spec"]["extendedResourceName"] = "nvidia.com/gpu"
     plugin_node = node("device-plugin-node")
     plugin_node["status"]["allocatable"] = {"nvidia.com/gpu": "8"}
+    # A gang that can never fit (each member asks for more devices than the cluster has), one
+    # of whose members holds a device while it waits, and the allocation-in-progress loop.
+    huge = [
+        member(pod(f"huge-{i}", "ml", claims=[pod_claim("gpu", claim=f"huge-{i}")]), "huge")
+        for i in range(2)
+    ]
+    loop = core_event("Pod", "huge-0", "ml", "FailedScheduling", "2026-01-01T00:00:00Z")
+    loop["message"] = "resource claim huge-1 is in the process of being allocated"
+    objects += [
+        podgroup("huge", "ml", min_count=2),
+        *huge,
+        claim("huge-0", "ml", requests=[request(device_class=DEMO_CLASS, count=1000)]),
+        claim(
+            "huge-1",
+            "ml",
+            results=[result(pool="nowhere", driver=DEMO_DRIVER)],
+            reserved_for=[consumer(huge[1])],
+        ),
+        loop,
+    ]
     objects += [
         generated_claim(gone, "gpu", results=[result(pool="nowhere", driver=DEMO_DRIVER)]),
         claim("idle", "ml", results=[result(pool="nowhere", driver=DEMO_DRIVER)]),
