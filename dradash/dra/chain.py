@@ -178,6 +178,8 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
                 "name": c.name,
                 "uid": c.uid,
                 "pod_exists": c.pod is not None,
+                # a PodGroup the claim is reserved for (resource "podgroups", KEP-5729)
+                "podgroup_exists": c.group is not None if c.for_group else None,
                 "phase": c.pod.phase if c.pod else None,
                 "node": c.pod.node_name if c.pod else None,
             }

@@ -1324,7 +1324,7 @@ def _nodename_bypass(pod: Pod) -> Diagnosis | None:
     """nodeName set by hand: nobody allocated the claims, or reserved them for this Pod."""
     for ref in pod.claim_refs:
         claim = ref.claim
-        if claim is None or (claim.allocated and any(c.pod is pod for c in claim.consumers)):
+        if claim is None or (claim.allocated and claim.reserved_for(pod)):
             continue
         return Diagnosis(
             "device-not-prepared",

@@ -222,7 +222,7 @@ def _scheduled(pod: Pod) -> bool:
 
 
 def _reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
-    return any(c.pod is pod for c in claim.consumers)
+    return claim.reserved_for(pod)
 
 
 # --- the API ---------------------------------------------------------------------------------

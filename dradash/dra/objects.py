@@ -533,6 +533,14 @@ class ResourceClaim(Resource):
     def reserved(self) -> bool:
         return bool(self.consumers)
 
+    def reserved_for(self, pod: Pod) -> bool:
+        """Whether status.reservedFor lets this Pod use the claim: it names the Pod, or the
+        PodGroup the Pod is scheduled with (KEP-5729: the name alone must match)."""
+        return any(
+            c.pod is pod or (c.for_group and pod.group_name and c.name == pod.group_name)
+            for c in self.consumers
+        )
+
     @property
     def allocation_node_selector(self) -> dict[str, Any] | None:
         selector = (self.allocation or {}).get("nodeSelector")

@@ -664,6 +664,8 @@ class ClusterState:
         for c in claim.consumers:
             if c.pod is not None and c.pod.node_name:
                 nodes.add(c.pod.node_name)
+            if c.group is not None:
+                nodes.update(p.node_name for p in c.group.pods if p.node_name)
         return sorted(nodes)
 
     def counts(self) -> dict[str, int]:
