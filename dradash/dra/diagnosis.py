@@ -448,10 +448,19 @@ def _breaking_why(
     x = breaking.explanation
     if x is None:
         own = diagnose_alone(state, breaking.pod, explain_cache)
-        return own.summary[:-1], own.next_steps[:2], own.explanation
+        return _clause(own.summary), own.next_steps[:2], own.explanation
     names = ", ".join(claim_label(c) for c in dict.fromkeys(breaking.pod.claims))
     why, advice = _unallocatable(x, names)
-    return _sentence(why).rstrip("."), advice, x
+    return _clause(_sentence(why)), advice, x
+
+
+def _clause(sentence: str) -> str:
+    """A sentence as the clause after a colon: no final period, and a first word that is not
+    a name ("Every device …", not "ResourceClaim …") in lower case."""
+    first = sentence.split(" ", 1)[0]
+    if first[1:].islower():
+        sentence = sentence[0].lower() + sentence[1:]
+    return sentence.rstrip(".")
 
 
 def _pending_before_allocation(state: ClusterState, pod: Pod) -> Diagnosis | None:
@@ -876,7 +885,15 @@ def _funnel_evidence(claim: ResourceClaim, explanation: allocator.Explanation) -
 # How a device lost at a step before the reason's is described: "4 more are free, but …".
 def _lost(request: allocator.RequestExplanation, before: str) -> list[str]:
     """Devices lost at steps before ``before`` that would otherwise have served the request,
-    one phrase per step (and per pool or node where that is what decides)."""
+    one phrase per step (and per pool or node where that is what decides). Many Pods share
+    one explanation: computed once per request and step."""
+    cache = request.tally.lost
+    if before not in cache:
+        cache[before] = _lost_phrases(request, before)
+    return list(cache[before])
+
+
+def _lost_phrases(request: allocator.RequestExplanation, before: str) -> list[str]:
     order = allocator.STEPS
     limit = order.index(before) if before in order else len(order)
     if before == "request-selectors":

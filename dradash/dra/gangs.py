@@ -21,13 +21,15 @@ only where the score would pick a node that leaves less room for the rest.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from dradash.dra import allocator
 from dradash.dra.allocator.scheduler import allocation_allows
 from dradash.dra.fields import text
-from dradash.dra.objects import Pod, PodGroup, ResourceClaim
+from dradash.dra.objects import Node, Pod, PodGroup, ResourceClaim
 from dradash.dra.state import ClusterState, _time
 
 # Members placed in one replay at most: a search per member, like a Pod's own verdict. Beyond
@@ -48,7 +50,7 @@ class Placement:
     bound: bool = False  # on a node already
     explanation: allocator.Explanation | None = None  # the allocator's answer in the replay
     unresolved: str = ""  # a claim reference that does not resolve (PodClaimRef.status)
-    tried: bool = True  # False past MEMBER_LIMIT
+    tried: bool = True  # False past MEMBER_LIMIT, or where a search ran out of its budget
 
 
 @dataclass
@@ -115,47 +117,168 @@ def _judge(state: ClusterState, group: PodGroup) -> Gang:
 def replay(state: ClusterState, pending: list[Pod], *, empty: bool = False) -> list[Placement]:
     """Place these Pods one after another, each seeing what the earlier ones were given.
 
-    ``empty``: on the cluster as built, every device free (what no placement can beat)."""
-    features = allocator.Features.of(state)
-    budget = allocator.SearchBudget.of(state)
-    assumed: list[tuple[str, dict[str, Any]]] = []
-    allocated: dict[int, ResourceClaim] = {}  # claims allocated in the replay, by id
-    out = []
-    for i, pod in enumerate(pending):
-        if i >= MEMBER_LIMIT:
-            out.append(Placement(pod, None, tried=False))
-            continue
+    One allocator holds the snapshot's allocations and, as members are placed, theirs; each
+    member is allocated on the nodes it may use in name order until one fits. The first
+    member that fits nowhere gets the allocator's whole explanation (its funnel, with what
+    the earlier members hold). ``empty``: on the cluster as built, every device free."""
+    cycle = _Cycle(state, empty)
+    return [
+        cycle.place(pod) if i < MEMBER_LIMIT else Placement(pod, None, tried=False)
+        for i, pod in enumerate(pending)
+    ]
+
+
+class _Cycle:
+    """One gang's scheduling cycle: an allocator state that grows as members are placed.
+
+    The allocator only ever holds more as members are placed, so claims that did not fit on
+    a node never will later in the cycle: such nodes are skipped (``failing``), and where no
+    device a member was given is within a node's reach, for every gang of the snapshot
+    (``hopeless``). A node with fewer devices than a request asks is not searched."""
+
+    def __init__(self, state: ClusterState, empty: bool) -> None:
+        self.state = state
+        self.empty = empty
+        self.features = allocator.Features.of(state)
+        self.budget = allocator.SearchBudget.of(state)
+        exclude = list(state.claims.values()) if empty else []
+        self.lean = allocator.Allocator(state, self.features, exclude=exclude, budget=self.budget)
+        self.assumed: list[tuple[str, dict[str, Any]]] = []
+        self.allocated: dict[int, ResourceClaim] = {}  # claims allocated in the cycle, by id
+        self.failing: dict[str, set[str]] = {}
+        self.nowhere: set[str] = set()  # claims that fit on no node in this cycle
+        # Nodes whose devices the cycle assumed; None once one that many nodes reach was.
+        self.touched: set[str] | None = set()
+        self.nodes_for: dict[str, list[Node]] = state.derived("gang-nodes", lambda _: {})
+        self.hopeless: dict[str, set[str]] = state.derived(f"gang-hopeless:{empty}", lambda _: {})
+        self.multiple = state.derived("gang-multi-allocatable", _multi_allocatable)
+        self.explained = False
+
+    def place(self, pod: Pod) -> Placement:
         unresolved = next((r.status for r in pod.claim_refs if r.claim is None), "")
         if unresolved:
-            out.append(Placement(pod, None, unresolved=unresolved))
-            continue
+            return Placement(pod, None, unresolved=unresolved)
         own = list(dict.fromkeys(pod.claims))
         claims = [
-            allocated.get(id(c)) or (_unallocated(c) if empty and c.allocated else c) for c in own
+            self.allocated.get(id(c)) or (_unallocated(c) if self.empty and c.allocated else c)
+            for c in own
         ]
         to_allocate = [(o, c) for o, c in zip(own, claims, strict=True) if not c.allocated]
-        if not to_allocate:
-            node = _first_node(state, pod, claims)
-            out.append(Placement(pod, node))
-            continue
-        x = allocator.explain(
-            state,
-            claims,
-            pod=pod,
-            features=features,
-            budget=budget,
-            assumed=assumed,
-            free_all=empty,
+        asks = [c for _, c in to_allocate]
+        pinned = [c for c in claims if c.allocated]
+        key = self._constraints(pod)
+        spec = json.dumps([key, pod.namespace, [c.spec for c in asks]], sort_keys=True)
+        if spec in self.nowhere and not pinned:
+            return Placement(pod, None)
+        failed = self.failing.setdefault(spec, set())
+        known = self.hopeless.setdefault(spec, set())
+        need = 0 if self.multiple else _largest_request(asks)
+        nodes = (
+            n
+            for n in self.nodes_for[key]
+            if n.name not in failed
+            and n.name not in known
+            and all(allocation_allows(c, n) for c in pinned)
+            and (not need or sum(len(s.devices) for s in n.slices) >= need or failed.add(n.name))
         )
-        if not x.allocatable:
-            out.append(Placement(pod, None, explanation=x))
-            continue
-        for (original, claim), allocation in zip(to_allocate, x.allocations, strict=False):
+        node, allocations, timed_out = _place(self.lean, nodes, asks, failed)
+        if self.touched is not None:
+            known.update(failed - self.touched)
+        if node is None:
+            if not timed_out and not pinned:
+                self.nowhere.add(spec)
+            return self._breaking(Placement(pod, None, tried=not timed_out), claims)
+        new = []
+        for (original, claim), allocation in zip(to_allocate, allocations, strict=False):
             results = allocation.get("devices", {}).get("results", [])
-            assumed += [(f"{claim.ref} (gang member {pod.name})", r) for r in results]
-            allocated[id(original)] = _allocated(claim, allocation)
-        out.append(Placement(pod, x.node, explanation=x))
-    return out
+            new += [(f"{claim.ref} (gang member {pod.name})", r) for r in results]
+            self.allocated[id(original)] = _allocated(claim, allocation)
+        self._assume(new)
+        return Placement(pod, node.name)
+
+    def _constraints(self, pod: Pod) -> str:
+        """What decides the nodes a Pod may use; those nodes, once per snapshot."""
+        key = json.dumps(
+            [pod.spec.get(k) for k in ("nodeSelector", "affinity", "tolerations")]
+            + [id(pod) if pod.extended is not None else 0],
+            sort_keys=True,
+        )
+        if key not in self.nodes_for:
+            self.nodes_for[key] = [
+                n
+                for n in sorted(self.state.nodes.values(), key=lambda n: n.name)
+                if allocator.pod_node_problem(pod, n) is None
+            ]
+        return key
+
+    def _breaking(self, placement: Placement, claims: list[ResourceClaim]) -> Placement:
+        """The first member that fits nowhere: why, with its funnel. Where nothing was
+        assumed yet, its own verdict's explanation says the same (and is shared with its
+        like); on the cluster as built, nobody asks."""
+        if self.explained or not placement.tried:
+            return placement
+        self.explained = True
+        if self.assumed and not self.empty:
+            placement.explanation = allocator.explain(
+                self.state,
+                claims,
+                pod=placement.pod,
+                features=self.features,
+                budget=self.budget,
+                assumed=list(self.assumed),
+            )
+        return placement
+
+    def _assume(self, new: list[tuple[str, dict[str, Any]]]) -> None:
+        self.lean.assume(new)
+        self.assumed += new
+        for _, r in new:
+            key = (text(r.get("driver")), text(r.get("pool")), text(r.get("device")))
+            device = self.state.devices.get(key)
+            if self.touched is not None and device is not None and device.slice.node_name:
+                self.touched.add(device.slice.node_name)
+            else:
+                self.touched = None
+
+
+def _multi_allocatable(state: ClusterState) -> bool:
+    """Whether a device may be allocated more than once (consumable capacity)."""
+    return any(d.raw.get("allowMultipleAllocations") is True for d in state.devices.values())
+
+
+def _largest_request(claims: list[ResourceClaim]) -> int:
+    """The most devices one request needs (a firstAvailable request: its smallest
+    alternative; allocationMode All: nothing known)."""
+    need = 0
+    for claim in claims:
+        for request in claim.requests:
+            counts = [spec.count for _, spec in request.alternatives]
+            if counts and all(counts):
+                need = max(need, min(counts))
+    return need
+
+
+def _place(
+    lean: allocator.Allocator, nodes: Iterable[Node], claims: list[ResourceClaim], failed: set[str]
+) -> tuple[Node | None, list[dict[str, Any]], bool]:
+    """The first node where the claims fit, their allocations, and whether a search ran out
+    (then where it would fit is unknown); nodes where they do not fit go to ``failed``. An
+    error that stops the scheduling attempt (not one node's) stops here too: the member fits
+    nowhere."""
+    if not claims:
+        return next(iter(nodes), None), [], False
+    timed_out = False
+    for node in nodes:
+        outcome = lean.allocate(node, claims)
+        if outcome.timed_out:
+            timed_out = True
+            continue
+        if outcome.error is not None and not outcome.node_error:
+            return None, [], False
+        if outcome.allocations is not None:
+            return node, outcome.allocations, False
+        failed.add(node.name)
+    return None, [], timed_out
 
 
 def never_fits(state: ClusterState, gang: Gang) -> int | None:
@@ -166,16 +289,6 @@ def never_fits(state: ClusterState, gang: Gang) -> int | None:
         return None  # a claim not created yet, or members not tried: not proven
     fit = sum(1 for p in placements if p.node)
     return fit if fit < gang.min_count else None
-
-
-def _first_node(state: ClusterState, pod: Pod, claims: list[ResourceClaim]) -> str | None:
-    """A Pod whose claims are all allocated goes where every allocation allows it."""
-    for node in sorted(state.nodes.values(), key=lambda n: n.name):
-        if allocator.pod_node_problem(pod, node) is None and all(
-            allocation_allows(c, node) for c in claims
-        ):
-            return node.name
-    return None
 
 
 def _allocated(claim: ResourceClaim, allocation: dict[str, Any]) -> ResourceClaim:

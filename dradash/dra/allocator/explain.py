@@ -129,6 +129,7 @@ class Tally:
     pools: dict[str, str] = field(default_factory=dict)  # pool → detail of its devices
     # (step, pool, detail) → devices that fail only that step (pool only for "pools")
     sole: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    lost: dict[str, list[str]] = field(default_factory=dict)  # diagnosis._lost, by step
 
 
 @dataclass(frozen=True)
@@ -963,7 +964,6 @@ def explain(
     every_node: bool = False,
     budget: SearchBudget | None = None,
     assumed: Sequence[tuple[str, dict[str, Any]]] = (),
-    free_all: bool = False,
 ) -> Explanation:
     """Would the structured allocator allocate these claims (a Pod's, allocated together) now,
     on which node, and if not, where does it stop?
@@ -992,14 +992,11 @@ def explain(
     are left out of ``nodes``.
 
     ``assumed`` holds devices of allocations not in the snapshot, ``(claim, result)``: those a
-    gang's earlier members were given in the same scheduling cycle (gangs.py). ``free_all``:
-    no claim holds its devices (the cluster as built).
+    gang's earlier members were given in the same scheduling cycle (gangs.py).
     """
     budget = budget or SearchBudget()
     with gc_paused():  # tens of thousands of small objects, none cyclic
-        return _explain(
-            state, list(claims), pod, features, max_nodes, every_node, budget, assumed, free_all
-        )
+        return _explain(state, list(claims), pod, features, max_nodes, every_node, budget, assumed)
 
 
 _NOWHERE = Node({"metadata": {"name": ""}})  # a node no slice reaches
@@ -1038,13 +1035,11 @@ def _explain(
     every_node: bool,
     budget: SearchBudget,
     assumed: Sequence[tuple[str, dict[str, Any]]] = (),
-    free_all: bool = False,
 ) -> Explanation:
     pending = [c for c in claims if not c.allocated]
     to_allocate = pending if pending or not claims else claims
     held_claims = [c for c in claims if c.allocated and c not in to_allocate]
-    exclude = list(state.claims.values()) if free_all else to_allocate
-    allocator = Allocator(state, features, exclude=exclude, budget=budget, assumed=assumed)
+    allocator = Allocator(state, features, exclude=to_allocate, budget=budget, assumed=assumed)
     plans = [allocator.plan(c) for c in to_allocate]
     eligible = [
         n

@@ -979,36 +979,39 @@ class Allocator:
         self.held = held_devices(
             self.index, {(c.namespace, c.name) for c in exclude}, features.consumable_capacity
         )
-        if assumed:
-            self._assume(assumed)
         self._pools: dict[str, list[GatheredPool]] = {}
         self._counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self._plans: dict[int, ClaimPlan] = {}
         self._shares = 0
+        self._assumed: dict[tuple[str, str, str], str] | None = None  # device → claim
+        if assumed:
+            self.assume(assumed)
 
-    def _assume(self, assumed: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    def assume(self, assumed: Sequence[tuple[str, dict[str, Any]]]) -> None:
         """Hold the devices of allocations made in this scheduling cycle but not written yet
         (the scheduler's assumed claims: a gang's earlier members), as ``(claim, result)``."""
+        self._counters.clear()  # what the pools' counters have left changes with them
         held = self.held
-        dedicated = set(held.dedicated)
-        owners: dict[tuple[str, str, str], str] = {}
+        if self._assumed is None:  # first time: our own copy of what the snapshot holds
+            self._assumed = {}
+            held.dedicated = set(held.dedicated)
+            earlier, owners = held.owners, self._assumed
+            held.owners = lambda key: owners.get(key) or earlier(key)
+        dedicated = held.dedicated
+        assert isinstance(dedicated, set)
         for claim, r in assumed:
             key = (text(r.get("driver")), text(r.get("pool")), text(r.get("device")))
-            owners.setdefault(key, claim)
+            self._assumed.setdefault(key, claim)
             share = r.get("shareID")
             if share is None or not self.features.consumable_capacity:
                 dedicated.add(key)
                 continue
             held.shared.add((key, text(share)))
-            consumed = mapping(r.get("consumedCapacity"))
             total = held.capacity.setdefault(key, {})
-            for name, value in consumed.items():
+            for name, value in mapping(r.get("consumedCapacity")).items():
                 q = quantity_of(value)
                 if q is not None:
                     total[name] = total[name].add(q) if name in total else q
-        held.dedicated = dedicated
-        earlier = held.owners
-        held.owners = lambda key: owners.get(key) or earlier(key)
 
     def plan(self, claim: ResourceClaim) -> ClaimPlan:
         if id(claim) not in self._plans:
