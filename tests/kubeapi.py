@@ -95,6 +95,10 @@ DRA_RESOURCES = [
 ]
 DEVICE_TAINT_RULES = Resource("devicetaintrules", "DeviceTaintRule", False)
 DEVICE_TAINT_RULE_VERSIONS = ("v1", "v1beta2", "v1alpha3")
+SCHEDULING_GROUP = "scheduling.k8s.io"
+# Gangs (GenericWorkload): scheduling.k8s.io/v1alpha1 (1.35) served Workloads only.
+WORKLOADS = Resource("workloads", "Workload", True)
+PODGROUPS = Resource("podgroups", "PodGroup", True)
 # Status reasons by HTTP status, as the apiserver words them.
 STATUS_REASONS = {
     400: "BadRequest",
@@ -171,18 +175,26 @@ class KubeAPIServer:
         resource_versions: tuple[str, ...] = ("v1", "v1beta2", "v1beta1"),
         page_delay: float = 0.0,
         device_taint_rules: bool | tuple[str, ...] | None = None,
+        workload_versions: tuple[str, ...] = (),
     ) -> None:
         """``objects`` defaults to fixture_objects().
 
         ``device_taint_rules``: None serves devicetaintrules in the configured resource.k8s.io
         versions that have it upstream (v1, v1beta2, v1alpha3; never v1beta1); True in every
         configured version; False in none; a tuple in those versions.
+
+        ``workload_versions``: the scheduling.k8s.io versions that serve workloads and podgroups
+        (GenericWorkload on), e.g. ("v1alpha2",) for 1.36, ("v1beta1", "v1alpha3") for 1.37;
+        v1alpha1 serves workloads only. None by default, as the gate is off by default. A
+        Workload or PodGroup is served under every one of them that serves its kind, with only
+        ``apiVersion`` rewritten.
         """
         self.token = token
         self.version = version
         self.resource_versions = tuple(resource_versions)
         self.page_delay = page_delay
         self.device_taint_rules = device_taint_rules
+        self.workload_versions = tuple(workload_versions)
         self.requests: list[tuple[str, str, dict]] = []
         self.url = ""
         self._lock = threading.Lock()
@@ -317,6 +329,9 @@ class KubeAPIServer:
                 has_rules = rules
             extra = [DEVICE_TAINT_RULES] if has_rules else []
             found[(RESOURCE_GROUP, version)] = sorted(DRA_RESOURCES + extra, key=lambda r: r.plural)
+        for version in self.workload_versions:
+            gangs = [PODGROUPS, WORKLOADS] if version != "v1alpha1" else [WORKLOADS]
+            found.setdefault((SCHEDULING_GROUP, version), []).extend(gangs)
         return found
 
     def _resource(self, group: str, version: str, plural: str) -> Resource | None:
@@ -352,6 +367,12 @@ class KubeAPIServer:
             meta.setdefault("resourceVersion", str(self._rv))
             if group == RESOURCE_GROUP and version == "v1":
                 versions = self.resource_versions
+            elif res in (WORKLOADS, PODGROUPS):
+                versions = tuple(
+                    v for v in self.workload_versions if res in self._discovery[(group, v)]
+                )
+                if version not in versions:
+                    raise ValueError(f"the test API server does not serve {api_version} {res.kind}")
             else:
                 versions = (version,)
             entry = (meta.get("namespace", ""), meta["name"], item)
@@ -467,7 +488,7 @@ class KubeAPIServer:
                 if res.short:
                     entry["shortNames"] = list(res.short)
                 resources.append(entry)
-                if res.kind in ("Pod", "ResourceClaim", "Job", "Node", "Namespace"):
+                if res.kind in ("Pod", "ResourceClaim", "Job", "Node", "Namespace", "PodGroup"):
                     resources.append(
                         {
                             "name": f"{res.plural}/status",
@@ -949,4 +970,153 @@ def legacy_v1beta1_objects() -> list[dict]:
     objects += _load_yaml(
         "dra-example-driver__legacy-v1beta1__README__resourceslice-list-8gpu.yaml"
     )
+    return copy.deepcopy(objects)
+
+
+GANG_FIXTURE = (
+    "dra-example-driver__podgroup-resourceclaimtemplate__podgroup-resourceclaimtemplate.yaml"
+)
+GANG_NAMESPACE = "podgroup-resourceclaimtemplate"
+
+
+def gang_objects(version: str = "v1alpha2") -> list[dict]:
+    """Gangs sharing a claim, shaped as scheduling.k8s.io ``version`` serves them.
+
+    dra-example-driver's podgroup-resourceclaimtemplate example (1.36: PodGroups group-1 and
+    group-2 of minCount 2, each sharing a claim from template one-gpu, and their Deployments),
+    plus what a cluster running it holds: a Workload ``training`` that group-1 is made from,
+    group-1's generated claim (owned by the PodGroup, reserved for it), group-1's Pods (``-a``
+    uses the claim, ``-b`` uses no DRA at all) and a Pod naming a PodGroup that does not exist.
+    ``version``: v1alpha2 (1.36) as the example is written, or v1beta1 / v1alpha3 (1.37):
+    ``spec.workloadRef`` instead of ``spec.podGroupTemplateRef``, PodGroupInitiallyScheduled
+    instead of PodGroupScheduled.
+    """
+    objects = _load_yaml(GANG_FIXTURE)
+    ns, ts = GANG_NAMESPACE, "2026-11-28T09:30:00Z"
+    group_uid = str(uuid.uuid5(uuid.NAMESPACE_URL, "podgroup/group-1"))
+    claim_name = "group-1-gpu-x7k2p"
+    group_1 = next(
+        o for o in objects if o["kind"] == "PodGroup" and o["metadata"]["name"] == "group-1"
+    )
+    group_1["metadata"]["uid"] = group_uid
+    group_1["spec"]["podGroupTemplateRef"] = {
+        "workload": {"workloadName": "training", "podGroupTemplateName": "workers"}
+    }
+    group_1["status"] = {
+        "conditions": [
+            {
+                "type": "PodGroupScheduled",
+                "status": "True",
+                "reason": "Scheduled",
+                "message": "",
+                "lastTransitionTime": ts,
+                "observedGeneration": 1,
+            }
+        ],
+        "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": claim_name}],
+    }
+    objects.append(
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha2",
+            "kind": "Workload",
+            "metadata": {"name": "training", "namespace": ns},
+            "spec": {
+                "controllerRef": {"apiGroup": "apps", "kind": "Deployment", "name": "group-1"},
+                "podGroupTemplates": [
+                    {
+                        "name": "workers",
+                        "schedulingPolicy": {"gang": {"minCount": 2}},
+                        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                    }
+                ],
+            },
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {
+                "name": claim_name,
+                "namespace": ns,
+                "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "scheduling.k8s.io/v1alpha2",
+                        "kind": "PodGroup",
+                        "name": "group-1",
+                        "uid": group_uid,
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+                "finalizers": ["resource.kubernetes.io/delete-protection"],
+            },
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]
+                }
+            },
+            "status": {
+                "allocation": {
+                    "devices": {
+                        "results": [
+                            {
+                                "request": "gpu",
+                                "driver": "gpu.example.com",
+                                "pool": "gpu-node-1",
+                                "device": "gpu-0",
+                            }
+                        ]
+                    }
+                },
+                "reservedFor": [
+                    {
+                        "apiGroup": "scheduling.k8s.io",
+                        "resource": "podgroups",
+                        "name": "group-1",
+                        "uid": group_uid,
+                    }
+                ],
+            },
+        }
+    )
+
+    def pod(name: str, group: str, *, claim: bool) -> dict:
+        spec: dict[str, Any] = {
+            "schedulingGroup": {"podGroupName": group},
+            "nodeName": "gpu-node-1",
+            "containers": [{"name": "ctr0", "image": "ubuntu:22.04"}],
+        }
+        status: dict[str, Any] = {"phase": "Running"}
+        if claim:
+            spec["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+            spec["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+            status["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": claim_name}]
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "creationTimestamp": ts},
+            "spec": spec,
+            "status": status,
+        }
+
+    objects += [
+        pod("group-1-a", "group-1", claim=True),
+        pod("group-1-b", "group-1", claim=False),
+        pod("stray", "no-such-group", claim=False),
+    ]
+    if version != "v1alpha2":
+        for obj in objects:
+            if obj["kind"] in ("PodGroup", "Workload"):
+                obj["apiVersion"] = f"scheduling.k8s.io/{version}"
+            for ref in obj["metadata"].get("ownerReferences") or []:
+                if ref["kind"] == "PodGroup":
+                    ref["apiVersion"] = f"scheduling.k8s.io/{version}"
+        template_ref = group_1["spec"].pop("podGroupTemplateRef")["workload"]
+        group_1["spec"]["workloadRef"] = {
+            "workloadName": template_ref["workloadName"],
+            "templateName": template_ref["podGroupTemplateName"],
+        }
+        group_1["status"]["conditions"][0]["type"] = "PodGroupInitiallyScheduled"
     return copy.deepcopy(objects)

@@ -58,6 +58,8 @@ READ_ORDER = (
     "Node",
     "DeviceClass",
     "ResourceClaimTemplate",
+    "PodGroup",
+    "Workload",
     "Job",
     "Namespace",
     "PriorityClass",

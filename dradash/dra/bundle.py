@@ -45,7 +45,8 @@ INFO_FIELDS: dict[str, type | tuple[type, ...]] = {
     "ignored": dict,  # {"apps/v1 Deployment": 2}
 }
 # How a kind fared when the snapshot was taken. "not-served": an optional kind the cluster does
-# not serve (DeviceTaintRule before 1.35); the last three make a snapshot partial.
+# not serve (DeviceTaintRule before 1.35; Workload and PodGroup without the GenericWorkload
+# gate); the last three make a snapshot partial.
 KIND_STATUSES = ("ok", "absent", "not-served", "forbidden", "not-found", "error")
 PROBLEM_STATUSES = frozenset({"forbidden", "not-found", "error"})
 
@@ -69,7 +70,8 @@ def kind_statuses(
     return kinds
 
 
-# Kinds whose apiVersion may be left out: each has a single stable version.
+# Kinds whose apiVersion may be left out: each has a single stable version (not Workload and
+# PodGroup, whose shape differs between scheduling.k8s.io versions).
 DEFAULT_API_VERSIONS = {
     "Pod": "v1",
     "Node": "v1",

@@ -81,7 +81,8 @@ def kind_of(obj: dict[str, Any]) -> Kind | None:
         return None  # same kind name in another group, e.g. a CRD called "Event"
     if version not in kind.versions:
         supported = ", ".join(f"{group + '/' if group else ''}{v}" for v in kind.versions)
-        hint = " (classic DRA, removed in Kubernetes 1.32)" if version == "v1alpha2" else ""
+        classic = group == RESOURCE_GROUP and version == "v1alpha2"
+        hint = " (classic DRA, removed in Kubernetes 1.32)" if classic else ""
         raise UnsupportedVersion(
             f"{kind.name} {obj.get('apiVersion')}{hint} is not supported; supported: {supported}"
         )

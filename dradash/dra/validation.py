@@ -1,8 +1,9 @@
 """Validate resource.k8s.io objects as the Kubernetes API server does before storing them.
 
 ``problems(obj)`` returns the ways an object of a kind dradash reads from resource.k8s.io
-(DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate) is invalid, each as
-``(field path, message)`` in the words of the API server's field errors, first problem first.
+(DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate) or scheduling.k8s.io
+(Workload, PodGroup) is invalid, each as ``(field path, message)`` in the words of the API
+server's field errors, first problem first.
 
 * **Strict decoding** of ``resource.k8s.io/v1`` objects, as ``kubectl apply`` with strict field
   validation: a field the v1 types do not have is refused with its path. The usual case is a
@@ -18,6 +19,16 @@
   selectors with an expression of at most 10 Ki), constraints, config; allocation results and
   reservations. CEL expressions are not compiled: a claim stored under one release may use
   what another's CEL environment lacks, and the diagnosis reports such selectors itself.
+* **Gangs** (``pkg/apis/scheduling/validation``, v1alpha2 of 1.36, v1alpha3 and v1beta1 of
+  1.37), where a malformed object would mislead the gang verdicts: a scheduling policy with
+  exactly one of ``basic`` and ``gang``, a gang's ``minCount`` of at least 1, at most 4
+  ``resourceClaims`` each with a DNS-label name (unique) and exactly one of
+  ``resourceClaimName`` and ``resourceClaimTemplateName``, at most 8 ``podGroupTemplates``
+  (unique names), and the reference to a Workload's template in the shape of the object's
+  version (v1alpha2 ``spec.podGroupTemplateRef.workload{workloadName, podGroupTemplateName}``,
+  v1beta1 and v1alpha3 ``spec.workloadRef{workloadName, templateName}``). Other fields
+  (disruption modes, priorities, constraints) are not read, and not checked; nor are v1alpha1
+  (1.35) Workloads beyond their name.
 
 Pure Python, no Django.
 """
@@ -29,7 +40,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dradash.dra.extended import is_extended_resource_name
-from dradash.dra.kinds import RESOURCE_GROUP, split_api_version
+from dradash.dra.kinds import PODGROUP_VERSIONS, RESOURCE_GROUP, SCHEDULING_GROUP, split_api_version
 from dradash.dra.normalize import normalize
 
 # --- the v1 schema: field name -> schema of its value --------------------------------------
@@ -280,6 +291,8 @@ def problems(obj: dict[str, Any]) -> list[Problem]:
     """What the API server would refuse in this object; [] when it is valid (or not checked)."""
     group, version = split_api_version(str(obj.get("apiVersion", "")))
     kind = obj.get("kind")
+    if group == SCHEDULING_GROUP and kind in ("Workload", "PodGroup"):
+        return list((_workload if kind == "Workload" else _podgroup)(obj, version))
     if group != RESOURCE_GROUP or kind not in SCHEMAS:
         return []
     found: list[Problem] = []
@@ -855,3 +868,133 @@ def _device_class(obj: dict[str, Any]) -> Iterator[Problem]:
             "spec.extendedResourceName",
             f"Invalid value: {name!r}: must be a valid extended resource name",
         )
+
+
+# --- Workload, PodGroup (scheduling.k8s.io) --------------------------------------------------
+
+WORKLOAD_MAX_TEMPLATES = 8
+PODGROUP_MAX_CLAIMS = 4
+# The reference to a Workload's template, by version: (field, its fields).
+TEMPLATE_REFS = {
+    "v1alpha2": ("podGroupTemplateRef", ("workloadName", "podGroupTemplateName")),
+    "v1alpha3": ("workloadRef", ("workloadName", "templateName")),
+    "v1beta1": ("workloadRef", ("workloadName", "templateName")),
+}
+
+
+def _one_of(value: dict[str, Any], fields: tuple[str, ...], path: str) -> Iterator[Problem]:
+    """A union: exactly one of ``fields`` set (null counts as unset)."""
+    given = [f for f in fields if value.get(f) is not None]
+    names = " or ".join(f"`{f}`" for f in fields)
+    if not given:
+        yield path, f"Required value: exactly one of {names} is required"
+    elif len(given) > 1:
+        yield (
+            path,
+            f"Invalid value: exactly one of {names} is required, but multiple fields are set",
+        )
+
+
+def _workload(obj: dict[str, Any], version: str) -> Iterator[Problem]:
+    yield from _dns_subdomain(_dict(obj.get("metadata")).get("name"), "metadata.name")
+    if version not in PODGROUP_VERSIONS:
+        return  # v1alpha1 (1.35): groups inline, in a shape of their own
+    spec = _dict(obj.get("spec"))
+    if version == "v1alpha2":
+        if not _items(spec.get("podGroupTemplates")):
+            yield "spec.podGroupTemplates", "Required value"
+    else:  # CompositePodGroup (1.37) may stand in for the templates
+        yield from _one_of(spec, ("podGroupTemplates", "compositePodGroupTemplates"), "spec")
+    templates = _items(spec.get("podGroupTemplates"))
+    yield from _too_many(templates, WORKLOAD_MAX_TEMPLATES, "spec.podGroupTemplates")
+    names: set[str] = set()
+    for i, template in enumerate(templates[:WORKLOAD_MAX_TEMPLATES]):
+        at = f"spec.podGroupTemplates[{i}]"
+        template = _dict(template)
+        name = template.get("name")
+        yield from _dns_label(name, f"{at}.name")
+        if isinstance(name, str) and name:
+            if name in names:
+                yield f"{at}.name", f"Duplicate value: {name!r}"
+            names.add(name)
+        yield from _group_fields(template, at)
+
+
+def _podgroup(obj: dict[str, Any], version: str) -> Iterator[Problem]:
+    yield from _dns_subdomain(_dict(obj.get("metadata")).get("name"), "metadata.name")
+    spec = _dict(obj.get("spec"))
+    field, ref_fields = TEMPLATE_REFS.get(version, TEMPLATE_REFS["v1beta1"])
+    for other, (other_field, _) in TEMPLATE_REFS.items():
+        if other_field != field and spec.get(other_field) is not None:
+            yield (
+                f"spec.{other_field}",
+                f'unknown field "spec.{other_field}": it is the {other} reference to a '
+                f"Workload's template; in {SCHEDULING_GROUP}/{version} it is spec.{field}, or "
+                f"declare the object as {SCHEDULING_GROUP}/{other}",
+            )
+            break
+    ref, at = spec.get(field), f"spec.{field}"
+    if version == "v1alpha2" and ref is not None:
+        ref, at = _dict(ref).get("workload"), f"{at}.workload"
+    if ref is not None:
+        yield from _template_ref(ref, at, ref_fields)
+    yield from _group_fields(spec, "spec")
+    statuses = _items(_dict(obj.get("status")).get("resourceClaimStatuses"))
+    yield from _too_many(statuses, PODGROUP_MAX_CLAIMS, "status.resourceClaimStatuses")
+    for i, status in enumerate(statuses[:PODGROUP_MAX_CLAIMS]):
+        yield from _dns_label(_dict(status).get("name"), f"status.resourceClaimStatuses[{i}].name")
+
+
+def _template_ref(ref: Any, at: str, fields: tuple[str, str]) -> Iterator[Problem]:
+    """A reference to a Workload's template: its fields named as the version names them (a
+    v1alpha2 ``podGroupTemplateName`` in a v1beta1 ``workloadRef`` would read as no
+    template at all), the names well formed where given."""
+    if not isinstance(ref, dict):
+        yield at, f"must be a mapping, not a {_type(ref)}"
+        return
+    for key in ref:
+        if key not in fields:
+            path = f"{at}.{key}"
+            renamed = key in ("podGroupTemplateName", "templateName")  # the other version's
+            hint = f": did you mean {fields[1]}?" if renamed else ""
+            yield path, f'unknown field "{path}"{hint}'
+    if ref.get(fields[0]) not in (None, ""):
+        yield from _dns_subdomain(ref[fields[0]], f"{at}.{fields[0]}")
+    if ref.get(fields[1]) not in (None, ""):
+        yield from _dns_label(ref[fields[1]], f"{at}.{fields[1]}")
+
+
+def _group_fields(spec: dict[str, Any], at: str) -> Iterator[Problem]:
+    """What a PodGroup's spec and a Workload's PodGroupTemplate share: the scheduling policy
+    and the claims the group's Pods share (KEP-5729)."""
+    policy = spec.get("schedulingPolicy")
+    if policy is None:
+        yield f"{at}.schedulingPolicy", "Required value"
+    else:
+        policy = _dict(policy)
+        yield from _one_of(policy, ("basic", "gang"), f"{at}.schedulingPolicy")
+        gang = policy.get("gang")
+        if gang is not None:
+            path = f"{at}.schedulingPolicy.gang.minCount"
+            count = _dict(gang).get("minCount")
+            if count is None:
+                yield path, "Required value"
+            elif not _is_int(count) or count < 1:
+                yield path, f"Invalid value: {count!r}: must be greater than or equal to 1"
+    claims = _items(spec.get("resourceClaims"))
+    yield from _too_many(claims, PODGROUP_MAX_CLAIMS, f"{at}.resourceClaims")
+    names: set[str] = set()
+    for i, claim in enumerate(claims[:PODGROUP_MAX_CLAIMS]):
+        path = f"{at}.resourceClaims[{i}]"
+        claim = _dict(claim)
+        name = claim.get("name")
+        yield from _dns_label(name, f"{path}.name")
+        if isinstance(name, str) and name:
+            if name in names:
+                yield f"{path}.name", f"Duplicate value: {name!r}"
+            names.add(name)
+        sources = ("resourceClaimName", "resourceClaimTemplateName")
+        yield from _one_of(claim, sources, path)
+        for source in sources:
+            if claim.get(source) is not None:
+                yield from _dns_subdomain(claim[source], f"{path}.{source}")

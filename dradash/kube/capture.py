@@ -1,11 +1,13 @@
 """Capture a live cluster: discovery, paginated lists, the DRA-related subset, redaction.
 
 ``capture(kube)`` reads, in this order, Namespaces, Nodes, PriorityClasses, DeviceClasses,
-ResourceSlices, DeviceTaintRules (where served), ResourceClaimTemplates, ResourceClaims, then
-only the Pods that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``,
-extended resources a DeviceClass maps or ``deviceclass.resource.kubernetes.io/…``; any
-extended resource when the DeviceClasses could not be read) or that a claim names
-(``status.reservedFor``, the owner of a generated claim), the Jobs that own those Pods, and the
+ResourceSlices, DeviceTaintRules (where served), ResourceClaimTemplates, ResourceClaims,
+Workloads and PodGroups (scheduling.k8s.io, where served: gangs, KEP-4671), then only the Pods
+that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``, extended
+resources a DeviceClass maps or ``deviceclass.resource.kubernetes.io/…``; any extended resource
+when the DeviceClasses could not be read), that a claim names (``status.reservedFor``, the owner
+of a generated claim) or that belong to a captured PodGroup (``spec.schedulingGroup``: a gang is
+judged with all its members), the Jobs that own those Pods, and the
 core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
 requested. Objects come back as the raw JSON the server sent, with ``kind`` and ``apiVersion``
 filled in and redacted by ``dradash.dra.redact.redact``, the redaction every path in applies:
@@ -21,10 +23,11 @@ object the API server accepted comes near the default limit; a bloated annotatio
 
 Per-kind problems do not fail the capture; they are reported in ``kind_status`` with the words of
 dradash.dra.bundle: ``forbidden`` (403) and ``not-found`` (a kind dradash needs that the server
-does not serve) make a snapshot partial; ``not-served`` is for optional kinds (DeviceTaintRule),
-which older clusters or disabled feature gates lack, and does not. Successful lists are ``ok``
-or ``absent`` (no objects). Anything else (401, timeouts, 5xx after retries, connection errors,
-continue tokens that keep expiring) raises CaptureError: the capture failed.
+does not serve) make a snapshot partial; ``not-served`` is for optional kinds (DeviceTaintRule,
+Workload, PodGroup), which older clusters or disabled feature gates lack, and does not.
+Successful lists are ``ok`` or ``absent`` (no objects). Anything else (401, timeouts, 5xx after
+retries, connection errors, continue tokens that keep expiring) raises CaptureError: the
+capture failed.
 """
 
 from __future__ import annotations
@@ -44,8 +47,15 @@ from dradash.dra.redact import redact
 from dradash.kube.client import Kube, KubeError
 
 # Kinds a cluster may legitimately not serve: their absence does not make a snapshot partial.
-OPTIONAL_KINDS = frozenset({"DeviceTaintRule"})
-# The order of the lists: Pods need the claims first, Jobs and Events need the Pods.
+OPTIONAL_KINDS = frozenset({"DeviceTaintRule", "Workload", "PodGroup"})
+# Why a cluster may not serve an optional kind, added to its "not-served" message.
+NOT_SERVED_WHY = {
+    "DeviceTaintRule": "the DRADeviceTaintRules feature is off or the cluster is older",
+    "Workload": "the GenericWorkload feature gate is off or the cluster is older than 1.35",
+    "PodGroup": "the GenericWorkload feature gate is off or the cluster is older than 1.36 "
+    "(claims shared by a PodGroup also need DRAWorkloadResourceClaims)",
+}
+# The order of the lists: Pods need the claims and PodGroups first, Jobs and Events the Pods.
 CAPTURE_ORDER = (
     "Namespace",
     "Node",
@@ -55,6 +65,8 @@ CAPTURE_ORDER = (
     "DeviceTaintRule",
     "ResourceClaimTemplate",
     "ResourceClaim",
+    "Workload",
+    "PodGroup",
     "Pod",
     "Job",
     "Event",
@@ -101,7 +113,8 @@ def discover(kube: Kube) -> Discovery:
     """Server version, served resource.k8s.io versions, and where each kind is listed.
 
     resource.k8s.io kinds are read at the newest version that serves them (v1, then v1beta2,
-    v1beta1, v1alpha3); the core normalises older shapes later. Raises KubeError.
+    v1beta1, v1alpha3); the core normalises older shapes later. Other kinds likewise, in the
+    order of their Kind.versions (PodGroups: v1beta1, v1alpha3, v1alpha2). Raises KubeError.
     """
     version = kube.get("/version")
     server_version = str(version.get("gitVersion") or "")
@@ -145,10 +158,15 @@ def discover(kube: Kube) -> Discovery:
             if candidates:
                 tried = ", ".join(f"{group}/{v}" if group else v for v in candidates)
                 message = f"the server does not serve {kind.plural} (looked in {tried})"
+            elif groups.get(group):
+                message = (
+                    f"the server does not serve {kind.plural} ({group} is served at "
+                    f"{', '.join(groups[group])}; {kind.plural} are read at {', '.join(order)})"
+                )
             else:
                 message = f"the server does not serve the API group {group or 'core'}"
-            if name == "DeviceTaintRule":
-                message += "; the DRADeviceTaintRules feature is off or the cluster is older"
+            if name in NOT_SERVED_WHY:
+                message += f"; {NOT_SERVED_WHY[name]}"
             status = "not-served" if name in OPTIONAL_KINDS else "not-found"
             missing[name] = {"status": status, "message": message}
     return Discovery(server_version, api_versions, served, missing)
@@ -220,7 +238,8 @@ def _capture(
                 return []
             if e.status == 404:
                 status = "not-served" if name in OPTIONAL_KINDS else "not-found"
-                kind_status[name] = {"status": status, "message": e.message}
+                why = f"; {NOT_SERVED_WHY[name]}" if name in NOT_SERVED_WHY else ""
+                kind_status[name] = {"status": status, "message": e.message + why}
                 return []
             raise
         if refused:
@@ -234,11 +253,17 @@ def _capture(
         return list(listed.values())
 
     classes: list[dict[str, Any]] = []
-    for name in CAPTURE_ORDER[:7]:
+    for name in CAPTURE_ORDER[: CAPTURE_ORDER.index("ResourceClaim")]:
         listed = read(name)
         if name == "DeviceClass":
             classes = listed
     claims = read("ResourceClaim")
+    read("Workload")
+    # Every PodGroup: a gang's verdict counts its members, whether they use DRA or not.
+    groups = {
+        (meta.get("namespace") or "default", str(meta.get("name") or ""))
+        for meta in ((g.get("metadata") or {}) for g in read("PodGroup"))
+    }
     # Extended resources a DeviceClass maps (unknown when the classes could not be read; none
     # when the server does not serve resource.k8s.io at all, so that a cluster of device
     # plugins only does not have all its GPU Pods kept).
@@ -266,6 +291,11 @@ def _capture(
             return True
         meta = pod.get("metadata") or {}
         ns = meta.get("namespace") or "default"
+        scheduling_group = spec.get("schedulingGroup")
+        if isinstance(scheduling_group, dict):
+            group = scheduling_group.get("podGroupName")
+            if isinstance(group, str) and (ns, group) in groups:
+                return True
         return ("uid", meta.get("uid")) in claim_pods or ("name", f"{ns}/{meta.get('name')}") in (
             claim_pods
         )

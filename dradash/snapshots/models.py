@@ -38,7 +38,8 @@ class Snapshot(models.Model):
     api_versions = models.JSONField(default=list, blank=True)
     # Per kind: {"Pod": {"status": "ok" | "absent" | "forbidden" | "not-found" | "error" |
     # "not-served", "count": 3, "message": "..."}}. "not-served" is for optional kinds a
-    # cluster may lack (DeviceTaintRule) and does not make the snapshot partial.
+    # cluster may lack (DeviceTaintRule; Workload and PodGroup without the GenericWorkload
+    # gate) and does not make the snapshot partial.
     kinds = models.JSONField(default=dict, blank=True)
     object_count = models.PositiveIntegerField(default=0)
     # Objects of kinds dradash does not read: {"apps/v1 Deployment": 2}.

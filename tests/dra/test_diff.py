@@ -475,3 +475,36 @@ def test_groups_follow_the_change_order_and_filter_by_kind() -> None:
         "pool-added",
     ]
     assert [code for code, _, _ in result.groups("Node")] == ["node-added"]
+
+
+def _podgroup(name: str, min_count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ml-team"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
+def test_podgroups_and_workloads_added_removed_and_changed_are_listed() -> None:
+    workload = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "training", "namespace": "ml-team"},
+        "spec": {"podGroupTemplates": [{"name": "w", "schedulingPolicy": {"basic": {}}}]},
+    }
+    before = [*copy.deepcopy(BASE), _podgroup("kept", 2), _podgroup("gone", 2)]
+    after = [*copy.deepcopy(BASE), _podgroup("kept", 3), _podgroup("new", 2), workload]
+
+    result = diff(state_of(before), state_of(after))
+
+    groups = result.kind("PodGroup")
+    assert groups is not None
+    assert [o.ref for o in groups.added] == ["ml-team/new"]
+    assert [o.ref for o in groups.removed] == ["ml-team/gone"]
+    assert [o.ref for o in groups.changed] == ["ml-team/kept"]
+    assert (groups.before, groups.after) == (2, 2)
+    workloads = result.kind("Workload")
+    assert workloads is not None and [o.ref for o in workloads.added] == ["ml-team/training"]
+    kinds = [k.kind for k in result.kinds]
+    assert kinds.index("Pod") < kinds.index("PodGroup") < kinds.index("Workload")

@@ -18,6 +18,7 @@ from dradash.kube.client import Kube, KubeError, connect
 from tests.kubeapi import REDACTED_SECRET, KubeAPIServer, fixture_objects, legacy_v1beta1_objects
 
 check_connection = capture_module.test_connection
+GANG_KINDS = {"Workload", "PodGroup"}  # the test API server serves them only when asked
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # What the fixture cluster holds that a capture must leave out.
 LEFT_OUT = {
@@ -77,9 +78,10 @@ def test_it_captures_every_dra_object_and_leaves_the_rest_out(
     result = run(api, tmp_path)
 
     assert set(result.objects) == expected_keys(fixture_objects())
-    assert {k[0] for k in result.objects} == set(KINDS)
-    assert all(s["status"] == "ok" for s in result.kind_status.values()), result.kind_status
-    assert set(result.kind_status) == set(KINDS)
+    # Workloads and PodGroups: not served without the GenericWorkload gate (test_capture_gangs).
+    assert {k[0] for k in result.objects} == set(KINDS) - GANG_KINDS
+    statuses = {k: s["status"] for k, s in result.kind_status.items()}
+    assert statuses == {k: "not-served" if k in GANG_KINDS else "ok" for k in KINDS}
     assert result.server_version == "v1.36.1"
     assert result.api_versions == [
         "resource.k8s.io/v1",
@@ -191,7 +193,10 @@ def test_a_forbidden_kind_is_reported_and_the_rest_is_captured(
     assert set(result.objects) == expected_keys(fixture_objects()) - {
         ("PriorityClass", "", "research-high")
     }
-    assert {k for k, v in result.kind_status.items() if v["status"] != "ok"} == {"PriorityClass"}
+    assert {k for k, v in result.kind_status.items() if v["status"] != "ok"} == {
+        "PriorityClass",
+        *GANG_KINDS,  # not served
+    }
 
 
 def test_forbidden_claims_still_capture_the_pods_that_use_dra(
@@ -450,7 +455,8 @@ def test_connection_report_says_which_kinds_may_be_listed(
     assert report.api_versions[0] == "resource.k8s.io/v1"
     assert report.can_list["Pod"] is False
     assert report.can_list["DeviceTaintRule"] is False
-    assert {k for k, v in report.can_list.items() if v} == set(KINDS) - {"Pod", "DeviceTaintRule"}
+    refused = {"Pod", "DeviceTaintRule", *GANG_KINDS}
+    assert {k for k, v in report.can_list.items() if v} == set(KINDS) - refused
     reviews = [p for m, p, _ in api.requests if m == "POST"]
     assert set(reviews) == {"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"}
 

@@ -40,7 +40,7 @@ def listed(api: KubeAPIServer) -> set[tuple[str, str]]:
 
 
 def test_the_cluster_role_grants_exactly_the_lists_a_capture_makes(tmp_path: Path) -> None:
-    with KubeAPIServer() as api:
+    with KubeAPIServer(workload_versions=("v1beta1",)) as api:  # podgroups, workloads too
         kube = Kube(connect(str(api.kubeconfig(tmp_path)), None, False))
         with kube:
             capture(kube)
