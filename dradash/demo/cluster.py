@@ -5,7 +5,9 @@ Shapes follow real manifests (``tests/fixtures/upstream``): the dra-example-driv
 (``NVIDIA_ATTRIBUTES.md``, the H100 and static-MIG slices), its DeviceClasses and quickstart specs
 (gpu-test6's ``index`` selector, the bats ``gpu-cel-nomatch`` spec, the extended-resources
 demo's Pod and the claim the scheduler generates for it), and the exact scheduler and
-kubelet messages of dra-reference §3. ``build(later=False)`` is the first snapshot,
+kubelet messages of dra-reference §3. A gang (a PodGroup of 1.36's scheduling.k8s.io/v1alpha2, as
+in the dra-example-driver's podgroup example) has four members that each fit alone, but only
+three fit together. ``build(later=False)`` is the first snapshot,
 ``build(later=True)`` the same cluster 30 minutes on (with a stale slice and an incomplete pool).
 """
 
@@ -904,6 +906,134 @@ def build(later: bool = False) -> list[dict[str, Any]]:
     msg = "0/6 nodes are available: request gpu: device class gpu.amd.com does not exist."
     p["status"]["conditions"] = conds(scheduled=False, message=msg, minute=30)
     d.event(p, "FailedScheduling", msg, type_="Warning", first=30, last=d.now - 3, count=5)
+
+    # claim-unallocated (gang-does-not-fit): a JobSet's four training workers, one A100 each,
+    # scheduled as one gang (minCount 4). Each would fit alone, but the A100 node has three
+    # GPUs free (cuda-smoke holds the fourth): the scheduler places three, the fourth cannot
+    # allocate its claim, and none binds. The demo runs 1.36 with the alpha gates
+    # (GenericWorkload, GangScheduling): scheduling.k8s.io/v1alpha2, whose PodGroup names its
+    # template in spec.podGroupTemplateRef and reports PodGroupScheduled (v1beta1, 1.37:
+    # spec.workloadRef and PodGroupInitiallyScheduled).
+    ns = "llm-train"
+    d.namespace(ns)
+    gang_api = "scheduling.k8s.io/v1alpha2"
+    a100_gang = [
+        exact(
+            "gpu",
+            NVIDIA,
+            "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-40GB'",
+        )
+    ]
+    d.template(ns, "a100-single", a100_gang)
+    gang = {"gang": {"minCount": 4}}
+    jobset = {"apiGroup": "jobset.x-k8s.io", "kind": "JobSet", "name": "llm-train"}
+    d.add(
+        {
+            "apiVersion": gang_api,
+            "kind": "Workload",
+            "metadata": meta("Workload", "llm-train", ns, created=ts(42)),
+            "spec": {
+                "controllerRef": jobset,
+                "podGroupTemplates": [{"name": "workers", "schedulingPolicy": gang}],
+            },
+        }
+    )
+    d.add(
+        {
+            "apiVersion": gang_api,
+            "kind": "PodGroup",
+            "metadata": meta("PodGroup", "llm-train", ns, created=ts(42), generation=1),
+            "spec": {
+                "podGroupTemplateRef": {
+                    "workload": {"workloadName": "llm-train", "podGroupTemplateName": "workers"}
+                },
+                "schedulingPolicy": gang,
+            },
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodGroupScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": "pod group is unschedulable",
+                        "observedGeneration": 1,
+                        "lastTransitionTime": ts(42),
+                    }
+                ]
+            },
+        }
+    )
+    workers = "llm-train-workers-0"
+    group_ref = {"podGroupName": "llm-train"}
+    d.add(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": meta(
+                "Job",
+                workers,
+                ns,
+                created=ts(42),
+                labels={
+                    "jobset.sigs.k8s.io/jobset-name": "llm-train",
+                    "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+                },
+                ownerReferences=[
+                    {
+                        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                        "kind": "JobSet",
+                        "name": "llm-train",
+                        "uid": uid("JobSet", ns, "llm-train"),
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            ),
+            "spec": {
+                "parallelism": 4,
+                "completions": 4,
+                "completionMode": "Indexed",
+                "backoffLimit": 0,
+                "template": {
+                    "spec": {
+                        "schedulingGroup": group_ref,
+                        "resourceClaims": [
+                            {"name": "gpu", "resourceClaimTemplateName": "a100-single"}
+                        ],
+                    }
+                },
+            },
+            "status": {"active": 4, "startTime": ts(42)},
+        }
+    )
+    for i in range(4):
+        p = d.pod(
+            ns,
+            f"{workers}-{i}-{uid('llm', str(i))[:5]}",
+            {"gpu": ("template", "a100-single")},
+            created=42,
+            owner=("Job", workers),
+            image="nvcr.io/nvidia/pytorch:25.09-py3",
+            schedulingGroup=group_ref,
+        )
+        d.generated_claim(p, "gpu", uid("llmc", str(i))[:5], a100_gang)
+        # The three the pod group cycle placed wait at Permit for the fourth; the fourth has
+        # its own FitError. The scheduler retries the gang as a whole.
+        msg = (
+            f"0/6 nodes are available: {UNTOLERATED}, {NO_ALLOCATION}. {PREEMPTION}"
+            if i == 3
+            else "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled"
+        )
+        p["status"]["conditions"] = conds(scheduled=False, message=msg, minute=42)
+        d.event(
+            p,
+            "FailedScheduling",
+            msg,
+            type_="Warning",
+            first=42,
+            last=d.now - 1,
+            count=16 if later else 10,
+        )
 
     # pod-pending: template missing (resourceclaim controller event), claim not created yet,
     # explicit claim missing, scheduling gate.

@@ -65,7 +65,7 @@ def test_diff_page_lists_objects_per_kind_with_their_field_diffs(client_logged_i
     assert "ml-team/trainer-crashy" in html
     assert "status.containerStatuses[name=ctr0].restartCount" in html
     assert "00000-gpu.nvidia.com-h100-mig-node-01-ftq9x" in html  # the new generation's slice
-    assert "11 events recurred" in html
+    assert "15 events recurred" in html
     assert "BackOff on Pod ml-team/trainer-crashy: ×48 → ×72" in html
     assert "metadata.resourceVersion" not in html
 
@@ -238,9 +238,9 @@ def test_long_lists_are_cut_with_a_count_and_a_link_to_the_kind(
     monkeypatch.setattr("dradash.compare.selectors.OVERVIEW_LIMIT", 3)
     monkeypatch.setattr("dradash.compare.selectors.LIST_LIMIT", 4)
     html = page(client_logged_in, diff_url(*demo))
-    assert "… and 8 more: " in html
+    assert "… and 12 more: " in html
     assert "only Event objects, up to 4 per list" in html
     assert 'href="?kind=Event"' in html
 
     filtered = page(client_logged_in, diff_url(*demo), kind="Event")
-    assert "… and 7 more (the first 4 are listed)." in filtered
+    assert "… and 11 more (the first 4 are listed)." in filtered

@@ -618,8 +618,12 @@ def test_the_demo_cluster_fails_exactly_the_items_it_breaks(later: bool) -> None
         ("Pod", "ml-team", "batch-ocr"),
     ]
     assert evidence(items["capacity-covers-job-parallelism"]) == [
+        ("Job", "llm-train", "llm-train-workers-0"),
+        ("ResourceClaimTemplate", "llm-train", "a100-single"),
         ("Job", "render", "render-farm"),
         ("ResourceClaimTemplate", "render", "two-gpus"),
     ]
     assert "gpu.amd.com" in items["claims-name-existing-classes"].summary
-    assert "room for 6 Pods" in items["capacity-covers-job-parallelism"].summary
+    assert items["capacity-covers-job-parallelism"].summary.startswith(
+        "2 Jobs (llm-train/llm-train-workers-0 and render/render-farm) want more Pods"
+    )

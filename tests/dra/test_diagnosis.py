@@ -520,10 +520,11 @@ def test_diagnose_all_counts_pods_per_stage() -> None:
     result = diagnose_all(state_of(copy.deepcopy(BASE)))
     assert result.stage_counts() == {
         "pod-pending": 4,
-        "claim-unallocated": 5,  # extended-resources/cuda-train-4gpu among them
+        # extended-resources/cuda-train-4gpu and the four gang members of llm-train among them
+        "claim-unallocated": 9,
         "allocated-not-bound": 1,
         "device-not-prepared": 2,
         "workload-failing": 3,
         "healthy": 15,  # extended-resources/gpu-full-pod among them
     }
-    assert len(result.claims) == 22  # the claim kube-scheduler created for gpu-full-pod
+    assert len(result.claims) == 26  # the claim kube-scheduler created for gpu-full-pod

@@ -66,7 +66,7 @@ def test_identical_snapshots_have_no_changes() -> None:
     assert result.changes == []
     assert (result.added, result.removed, result.changed, result.recurred) == (0, 0, 0, 0)
     pods = result.kind("Pod")
-    assert pods is not None and pods.unchanged == pods.before == pods.after == 30
+    assert pods is not None and pods.unchanged == pods.before == pods.after == 34
 
 
 def test_unchanged_objects_are_not_listed() -> None:
@@ -77,7 +77,7 @@ def test_unchanged_objects_are_not_listed() -> None:
     assert result.changed == 1
     pods = result.kind("Pod")
     assert [c.ref for c in pods.changed] == ["ml-team/trainer-crashy"]
-    assert pods.unchanged == 29
+    assert pods.unchanged == 33
     assert not pods.added and not pods.removed
     assert all(not k.any for k in result.kinds if k.kind != "Pod")
 
@@ -176,7 +176,7 @@ def test_values_are_shown_as_short_json() -> None:
 def test_events_that_only_recurred_are_grouped_apart() -> None:
     result = diff(state_of(copy.deepcopy(BASE)), state_of(copy.deepcopy(LATER)))
     events = result.kind("Event")
-    assert len(events.recurred) == 11
+    assert len(events.recurred) == 15  # the four gang members' FailedScheduling among them
     assert not events.changed
     backoff = next(e for e in events.recurred if e.name.startswith("trainer-crashy."))
     assert backoff.detail == "BackOff on Pod ml-team/trainer-crashy: ×48 → ×72"

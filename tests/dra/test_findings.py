@@ -916,9 +916,12 @@ def test_demo_cluster_first_snapshot() -> None:
     } <= codes
     assert names(the(state, "nodename-bypass"), "Pod") == ["pinned-job"]
     assert names(the(state, "shared-claim"), "ResourceClaim") == ["single-gpu"]
-    parallelism = the(state, "parallelism-exceeds-capacity")
+    gang, parallelism = of(state, "parallelism-exceeds-capacity")
     assert names(parallelism, "Job") == ["render-farm"]
     assert "7 Pods" in parallelism.message and "16 devices match" in parallelism.message
+    # The gang's Job: four A100s wanted, one held by smoke/cuda-smoke.
+    assert names(gang, "Job") == ["llm-train-workers-0"]
+    assert "room for 3 Pods" in gang.message
     assert ("ResourceClaimTemplate", "team-amd", "mi300x") in {
         (o["kind"], o["namespace"], o["name"]) for o in the(state, "class-missing").objects
     }

@@ -175,7 +175,7 @@ def test_pod_and_claim_lists_filter_and_sort_as_their_pages_do(api_client, demo)
     pk = demo[0].pk
     data = api_client.get(f"/api/v1/snapshots/{pk}/pods").json()
     stages = [row["stage"] for row in data["results"]]
-    assert data["count"] == len(stages) == 30 and stages[0] == "pod-pending"
+    assert data["count"] == len(stages) == 34 and stages[0] == "pod-pending"
     assert stages == sorted(stages, key=lambda s: STAGES.index(s))  # worst first
     stuck = api_client.get(f"/api/v1/snapshots/{pk}/pods?stage=claim-unallocated").json()
     assert {r["reason"] for r in stuck["results"]} >= {"devices-exhausted", "selector-error"}

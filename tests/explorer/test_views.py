@@ -24,7 +24,7 @@ def test_claims_list_shows_every_claim_with_state_class_driver_and_node(
     client_logged_in, demo
 ) -> None:
     html = page(client_logged_in, "claim-list", demo[0].pk)
-    assert "22 of 22 claims" in html
+    assert "26 of 26 claims" in html
     assert "vllm-0-gpus-q8z4m" in html
     assert "h100-node-01" in html
     assert "mig.nvidia.com" in html
@@ -61,7 +61,7 @@ def test_claims_list_filter_as_htmx_partial(client_logged_in, demo) -> None:
     assert response.status_code == 200
     assert "<html" not in html
     assert html.strip().startswith('<section id="results"')
-    assert "5 of 22 claims" in html
+    assert "9 of 26 claims" in html
     assert response["Vary"] and "HX-Request" in response["Vary"]
 
 
@@ -73,9 +73,9 @@ def test_claims_list_rejects_an_unknown_state(client_logged_in, demo) -> None:
 def test_claims_list_pages_through_large_snapshots(client_logged_in, monkeypatch, demo) -> None:
     monkeypatch.setattr("dradash.explorer.views.PAGE_SIZE", 5)
     first = page(client_logged_in, "claim-list", demo[0].pk)
-    assert "page 1 of 5" in first
-    last = page(client_logged_in, "claim-list", demo[0].pk, page="5", sort="namespace")
-    assert "page 5 of 5" in last
+    assert "page 1 of 6" in first
+    last = page(client_logged_in, "claim-list", demo[0].pk, page="6", sort="namespace")
+    assert "page 6 of 6" in last
     assert "team-amd/" in last  # sorted by namespace, the last namespace's claims come last
     # The pager keeps the sort order.
     assert "sort=namespace" in first or "sort=namespace" in page(
@@ -102,7 +102,7 @@ def test_lists_sort_worst_stage_first_by_default(client_logged_in, demo) -> None
 
 def test_pods_list_shows_dra_pods_and_filters(client_logged_in, demo) -> None:
     html = page(client_logged_in, "pod-list", demo[0].pk)
-    assert "30 of 30 Pods using DRA" in html
+    assert "34 of 34 Pods using DRA" in html
     pending = page(client_logged_in, "pod-list", demo[0].pk, phase="Pending")
     assert "etl-worker-7" in pending
     assert "vllm-0" not in pending
@@ -350,7 +350,7 @@ def test_claim_page_shows_the_verdict(client_logged_in, demo) -> None:
 
 def test_overview_counts_pods_per_stage_and_lists_findings(client_logged_in, demo) -> None:
     html = page(client_logged_in, "snapshot-detail", demo[0].pk)
-    assert "30 Pods using DRA, by stage" in html
+    assert "34 Pods using DRA, by stage" in html
     assert "?stage=claim-unallocated" in html
     assert "nodename-bypass" in html and "parallelism-exceeds-capacity" in html
 

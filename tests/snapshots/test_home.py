@@ -20,10 +20,11 @@ def test_each_snapshot_shows_how_many_pods_are_stuck_and_where(client_logged_in,
     later = demo[-1].pk
     row = html[html.index(f">#{later}</a>") :]
     row = row[: row.index("</tr>")]
-    assert '14 stuck</strong></a> <span class="muted">of 30</span>' in row
+    assert '18 stuck</strong></a> <span class="muted">of 34</span>' in row
     for stage, n in (
         ("pod-pending", 3),
-        ("claim-unallocated", 5),  # extended-resources/cuda-train-4gpu among them
+        # extended-resources/cuda-train-4gpu and the four gang members of llm-train among them
+        ("claim-unallocated", 9),
         ("allocated-not-bound", 1),
         ("device-not-prepared", 2),
         ("workload-failing", 3),
