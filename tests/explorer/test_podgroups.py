@@ -18,6 +18,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from dradash.sharing.pages import page_title
 from dradash.sharing.services import share_link_create, shared_view_allowed
 from dradash.snapshots.services import bundle_import
 from tests import gang_cluster
@@ -372,3 +373,10 @@ def test_a_share_link_does_not_open_another_snapshots_podgroup(client, gang, use
     response = client.get(share_url(token, reverse("podgroup-detail", args=[gang.pk, NS, GROUP])))
     assert response.status_code == 404
     assert "train-3" not in response.content.decode()
+
+
+def test_the_share_links_page_names_a_podgroup_page(gang) -> None:
+    assert page_title(reverse("podgroup-detail", args=[gang.pk, NS, GROUP])) == "PodGroup ml/train"
+    assert page_title(reverse("podgroup-list", args=[gang.pk]) + "?state=waiting") == (
+        "the PodGroups list (filtered)"
+    )
