@@ -14,6 +14,8 @@ from rest_framework.views import APIView
 from dradash.analysis.apis import AnalysedApi
 from dradash.api import BaseApi
 from dradash.snapshots.models import SnapshotRun
+from tests import gang_cluster
+from tests.stored import import_analysed
 
 
 def schema(client: Any) -> dict[str, Any]:
@@ -80,6 +82,7 @@ def test_every_operation_answers_with_and_without_a_trailing_slash(
     client, api_client, demo
 ) -> None:
     later = demo[-1].pk
+    gang = import_analysed(files=[("gang.json", gang_cluster.bundle())]).pk  # the demo has none
     upload = SnapshotRun.objects.create(kind="upload", cluster_name="demo").pk
     seen = 0
     for method, path, _ in operations(schema(client)):
@@ -88,6 +91,8 @@ def test_every_operation_answers_with_and_without_a_trailing_slash(
         url = _concrete(path, later, upload)
         if "/claims/" in url:
             url = url.replace("eval-h200", "h200-eval")
+        if "/podgroups" in url:
+            url = _concrete(path, gang).replace("llm-eval/eval-h200", "ml/train")
         if url.endswith("/search"):
             url += "?q=gpu"
         path_part, _, params = url.partition("?")

@@ -33,6 +33,15 @@ DEVICE_STATES = [
     ("tainted", "tainted (allocated or not)"),
     ("unusable", "unusable (in a pool the allocator skips)"),
 ]
+# dradash.dra.gangs.Gang.state
+PODGROUP_STATES = [
+    ("waiting", "waiting for members"),
+    ("does-not-fit", "does not fit"),
+    ("unknown", "unknown"),
+    ("fits", "fits, not placed yet"),
+    ("scheduled", "scheduled"),
+    ("basic", "basic (not a gang)"),
+]
 
 
 def _line(field: str) -> Any:
@@ -90,6 +99,9 @@ class PodFilter(django_filters.FilterSet):
     node = django_filters.CharFilter(**NAME)
     stage = django_filters.ChoiceFilter(choices=STAGE_CHOICES)
     reason = django_filters.CharFilter(max_length=64)
+    podgroup = django_filters.CharFilter(
+        **NAME, label="the PodGroup its spec.schedulingGroup names (exact name)"
+    )
     sort = _WorstFirst(
         fields=[
             ("name", "name"),
@@ -133,6 +145,27 @@ class ClaimFilter(django_filters.FilterSet):
 
     class Meta:
         model = models.ClaimVerdict
+        fields: list[str] = []
+
+
+class PodGroupFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method=name_contains, **NAME)
+    namespace = django_filters.CharFilter(**NAME)
+    state = django_filters.ChoiceFilter(choices=PODGROUP_STATES)
+    sort = _WorstFirst(
+        fields=[
+            ("name", "name"),
+            ("namespace", "namespace"),
+            ("state_rank", "state"),
+            ("members", "members"),
+            ("fit", "fit"),
+        ],
+        default=["state_rank", "namespace", "name"],  # selectors.podgroup_rows' rank
+        then={"namespace": ("name",)},
+    )
+
+    class Meta:
+        model = models.PodGroupRow
         fields: list[str] = []
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.models.fields.json import KT
 
 from dradash.analysis.models import (
     ClaimVerdict,
@@ -19,6 +20,7 @@ from dradash.analysis.models import (
     Explanation,
     Finding,
     FindingObject,
+    PodGroupRow,
     PodVerdict,
     PoolRow,
     SnapshotAnalysis,
@@ -63,6 +65,61 @@ def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
 
 def pool_rows(snapshot: Snapshot) -> QuerySet[PoolRow]:
     return PoolRow.objects.filter(snapshot=snapshot).defer("slices")
+
+
+def podgroup_rows(snapshot: Snapshot) -> QuerySet[PodGroupRow]:
+    """The PodGroups (the list's rows; filter them with filters.PodGroupFilter), each with
+    ``state_rank``: the gangs that are stuck (or unknown) first, as the lists sort them."""
+    rank = Case(
+        When(state="waiting", then=Value(0)),
+        When(state="does-not-fit", then=Value(1)),
+        When(state="unknown", then=Value(2)),
+        When(state="fits", then=Value(3)),
+        When(state="scheduled", then=Value(4)),
+        default=Value(5),
+    )
+    return (
+        PodGroupRow.objects.filter(snapshot=snapshot)
+        .defer("data", "chain")
+        .annotate(state_rank=rank)
+    )
+
+
+def podgroup_detail(snapshot: Snapshot, namespace: str, name: str) -> PodGroupRow | None:
+    """A PodGroup's row with its gang (``data``: what its page and API show)."""
+    return (
+        PodGroupRow.objects.filter(snapshot=snapshot, namespace=namespace, name=name)
+        .defer("chain")
+        .first()
+    )
+
+
+def pod_group(snapshot: Snapshot, namespace: str, name: str) -> PodGroupRow | None:
+    """The gang a member Pod's page shows beside its verdict: the PodGroup's row without its
+    members (``breaking`` is the member that breaks the gang, or None)."""
+    return (
+        PodGroupRow.objects.filter(snapshot=snapshot, namespace=namespace, name=name)
+        .defer("data", "chain")
+        .annotate(breaking=KT("data__breaking_member"))
+        .first()
+    )
+
+
+def claim_names(snapshot: Snapshot, namespace: str, names: list[str]) -> set[str]:
+    """Which of these claims of the namespace are in the snapshot (have a page)."""
+    if not names:
+        return set()
+    return set(
+        ClaimVerdict.objects.filter(
+            snapshot=snapshot, namespace=namespace, name__in=names
+        ).values_list("name", flat=True)
+    )
+
+
+def member_claims(snapshot: Snapshot, namespace: str, group: str) -> set[str]:
+    """The claims a PodGroup's members use (names in its namespace), the group's included."""
+    rows = PodVerdict.objects.filter(snapshot=snapshot, namespace=namespace, podgroup=group)
+    return {name for claims in rows.values_list("claims", flat=True) for name in claims}
 
 
 def stuck_pods(snapshot: Snapshot) -> tuple[list[PodVerdict], int]:
@@ -189,6 +246,8 @@ class Detail:
     # unknown (the snapshot lacks the DeviceClasses that would tell).
     not_dra: str = ""
     dra_unknown: bool = False
+    # A gang member's PodGroup (pod_group), when the group is in the snapshot.
+    group: PodGroupRow | None = None
 
 
 def _chain_state(snapshot: Snapshot, verdict: Verdict) -> ClusterState:
@@ -219,6 +278,7 @@ def pod_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
         history=history(PodVerdict, snapshot, namespace, name),
         not_dra=not_dra,
         dra_unknown=unknown,
+        group=pod_group(snapshot, namespace, verdict.podgroup) if verdict.podgroup else None,
     )
 
 

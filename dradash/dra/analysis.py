@@ -424,6 +424,7 @@ def _options(state: ClusterState, verdicts: diagnosis.SnapshotDiagnosis) -> dict
             "namespaces": sorted({p.namespace for p in pods}),
             "phases": sorted({p.phase for p in pods}),
             "reasons": sorted({d.reason for d in verdicts.pods.values()}),
+            "podgroups": sorted({p.group_name for p in pods if p.group_name}),
         },
         "claims": {
             "namespaces": sorted({ns for ns, _ in state.claims}),
@@ -431,6 +432,7 @@ def _options(state: ClusterState, verdicts: diagnosis.SnapshotDiagnosis) -> dict
             "drivers": sorted(drivers),
             "reasons": sorted({d.reason for d in verdicts.claims.values()}),
         },
+        "podgroups": {"namespaces": sorted({ns for ns, _ in state.podgroups})},
         "devices": {
             "drivers": sorted({d.driver for d in state.devices.values()}),
             "classes": sorted(state.classes),
@@ -829,6 +831,8 @@ def summary_dict(
         "drivers": sorted({p.driver for p in pools}),
         "classes": sorted(state.classes),
         "nodes": len(state.nodes),
+        "podgroups": len(state.podgroups),
+        "podgroups_stuck": sum(1 for g in gangs.gangs(state) if g.stuck),
         "checklist": {s: sum(1 for i in items if i.status == s) for s in checklist.STATUSES},
         "findings": dict(Counter(f.severity for f in found)),
     }

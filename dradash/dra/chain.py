@@ -152,6 +152,8 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
             "pod_claim_name": claim.pod_claim_name,
             "owner_pod": claim.owner_pod.name if claim.owner_pod else None,
             "owner_pod_ref": _owner_ref_name(claim),
+            # The PodGroup whose template generated it (KEP-5729), when it is in the snapshot.
+            "owner_group": claim.owner_group.name if claim.owner_group else None,
             "template": claim.template.name if claim.template else None,
             # The claim the scheduler keeps in memory for a Pod's extended resources until it
             # binds the Pod (no object, no page); and one it created for them (its annotation).
@@ -178,8 +180,7 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
                 "name": c.name,
                 "uid": c.uid,
                 "pod_exists": c.pod is not None,
-                # a PodGroup the claim is reserved for (resource "podgroups", KEP-5729)
-                "podgroup_exists": c.group is not None if c.for_group else None,
+                "group_exists": c.group is not None,  # resource "podgroups": the PodGroup
                 "phase": c.pod.phase if c.pod else None,
                 "node": c.pod.node_name if c.pod else None,
             }

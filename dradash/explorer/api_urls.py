@@ -34,5 +34,15 @@ urlpatterns = [
     ),
     path("snapshots/<int:snapshot_id>/devices", apis.DeviceListApi.as_view(), name="api-devices"),
     path("snapshots/<int:snapshot_id>/pools", apis.PoolListApi.as_view(), name="api-pools"),
+    path(
+        "snapshots/<int:snapshot_id>/podgroups",
+        apis.PodGroupListApi.as_view(),
+        name="api-podgroups",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/podgroups/<str:namespace>/<str:name>",
+        apis.PodGroupApi.as_view(),
+        name="api-podgroup",
+    ),
     path("snapshots/<int:snapshot_id>/search", apis.SnapshotSearchApi.as_view(), name="api-search"),
 ]

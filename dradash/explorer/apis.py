@@ -16,6 +16,7 @@ from dradash.analysis.filters import (
     ClaimFilter,
     DeviceFilter,
     PodFilter,
+    PodGroupFilter,
     openapi_parameters,
 )
 from dradash.analysis.models import ClaimVerdict, PodVerdict
@@ -28,6 +29,8 @@ from dradash.analysis.selectors import (
     pod_detail,
     pod_explanation,
     pod_verdicts,
+    podgroup_detail,
+    podgroup_rows,
     pool_rows,
     snapshot_findings,
     snapshot_search,
@@ -235,6 +238,10 @@ PodRowSerializer = type(
             "phase": serializers.CharField(),
             "node": serializers.CharField(),
             "owner": serializers.CharField(),
+            "podgroup": serializers.CharField(
+                help_text="The PodGroup its spec.schedulingGroup names (it is scheduled with "
+                'its gang); "" for a Pod of no group.'
+            ),
             "claims": serializers.ListField(child=serializers.CharField()),
             "extended_resources": serializers.DictField(
                 child=serializers.IntegerField(),
@@ -286,7 +293,7 @@ class _VerdictListApi(AnalysedApi):
 class PodListApi(_VerdictListApi):
     filterset_class = PodFilter
     rows = staticmethod(pod_verdicts)
-    fields = ("phase", "node", "owner", "claims")
+    fields = ("phase", "node", "owner", "podgroup", "claims")
 
     def row(self, verdict: Any) -> dict[str, Any]:
         return {**super().row(verdict), "extended_resources": verdict.extended}
@@ -328,6 +335,141 @@ class ClaimListApi(_VerdictListApi):
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         return super().get(request, snapshot_id)
+
+
+GANG_STATES = ["scheduled", "waiting", "fits", "does-not-fit", "unknown", "basic"]
+PLACEMENTS = ["running", "fits", "does-not-fit", "not-tried", "waiting"]
+
+PodGroupSerializer = inline_serializer(
+    "PodGroup",
+    {
+        "namespace": serializers.CharField(),
+        "name": serializers.CharField(),
+        "policy": serializers.CharField(allow_null=True, help_text="gang or basic"),
+        "min_count": serializers.IntegerField(
+            allow_null=True, help_text="The gang's minCount; null for a basic group."
+        ),
+        "state": serializers.ChoiceField(
+            choices=GANG_STATES,
+            help_text="scheduled (no member waits), waiting (fewer members than minCount), "
+            "fits (the waiting members can all be placed), does-not-fit, unknown (too many "
+            "members to replay), basic (not a gang: each Pod is scheduled alone)",
+        ),
+        "members": inline_serializer(
+            "PodGroupMember",
+            {
+                "pod": serializers.CharField(),
+                "stage": serializers.CharField(),
+                "reason": serializers.CharField(),
+                "phase": serializers.CharField(),
+                "node": serializers.CharField(allow_null=True),
+                "placement": serializers.ChoiceField(choices=PLACEMENTS),
+            },
+            many=True,
+        ),
+        "fit": serializers.IntegerField(
+            help_text="Members placed or placeable together (all of them for a running group)."
+        ),
+        "breaking_member": serializers.CharField(
+            allow_null=True,
+            help_text="The first member, in the scheduler's order, that does not fit with "
+            "those before it; null when the gang fits or is not judged.",
+        ),
+        "summary": serializers.CharField(),
+        "next_steps": serializers.ListField(child=serializers.CharField()),
+        "workload": inline_serializer(
+            "PodGroupWorkload",
+            {
+                "name": serializers.CharField(),
+                "template": serializers.CharField(),
+                "exists": serializers.BooleanField(),
+            },
+            allow_null=True,
+        ),
+        "claims": inline_serializer(
+            "PodGroupClaim",
+            {
+                "name": serializers.CharField(),
+                "source": serializers.CharField(),
+                "claim": serializers.CharField(allow_null=True),
+                "template": serializers.CharField(allow_null=True),
+                "status": serializers.CharField(),
+                "allocated": serializers.BooleanField(allow_null=True),
+            },
+            many=True,
+        ),
+        "conditions": serializers.ListField(child=serializers.DictField()),
+        "events": serializers.ListField(child=serializers.DictField()),
+    },
+)
+
+
+class PodGroupApi(AnalysedApi):
+    @extend_schema(
+        operation_id="v1_snapshots_podgroups_retrieve",
+        summary="A PodGroup's gang: how many of its members fit together",
+        description="A PodGroup (KEP-4671) as its page shows it: its minimum (min_count), its "
+        "members in the scheduler's order with their stage and reason, how many fit together "
+        "(fit), the first that does not (breaking_member), a one-sentence summary and next "
+        "steps, its claims (KEP-5729), Workload, conditions and events. 404 for a PodGroup "
+        "that is not in the snapshot; 503 while the snapshot is being analysed.",
+        responses=PodGroupSerializer,
+    )
+    def get(self, request: Request, snapshot_id: int, namespace: str, name: str) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        group = podgroup_detail(snapshot, namespace, name)
+        if group is None:
+            raise Http404(f"No PodGroup {namespace}/{name} in snapshot {snapshot_id}")
+        return Response(group.data)
+
+
+PodGroupRowSerializer = type(
+    inline_serializer(
+        "PodGroupRow",
+        {
+            "namespace": serializers.CharField(),
+            "name": serializers.CharField(),
+            "state": serializers.ChoiceField(choices=GANG_STATES),
+            "min_count": serializers.IntegerField(allow_null=True),
+            "members": serializers.IntegerField(),
+            "fit": serializers.IntegerField(),
+            "summary": serializers.CharField(),
+        },
+    )
+)
+
+
+class PodGroupListApi(AnalysedApi):
+    @extend_schema(
+        operation_id="v1_snapshots_podgroups_list",
+        summary="PodGroups, stuck first",
+        description="The PodGroups of the snapshot, a page at a time: each gang's state, "
+        "minimum, members, how many fit together and summary; filtered and sorted as on the "
+        "PodGroups page (without sort: waiting, not fitting and unknown gangs first).",
+        parameters=[*openapi_parameters(PodGroupFilter), *page_parameters(Page)],
+        responses=_page_of("PodGroupRow", PodGroupRowSerializer),
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        filterset = PodGroupFilter(request.query_params, podgroup_rows(snapshot))
+        if not filterset.is_valid():
+            raise serializers.ValidationError(filterset.errors)
+        paginator = Page()
+        page = paginator.paginate_queryset(filterset.qs, request, view=self) or []
+        return paginator.get_paginated_response(
+            [
+                {
+                    "namespace": g.namespace,
+                    "name": g.name,
+                    "state": g.state,
+                    "min_count": g.min_count,
+                    "members": g.members,
+                    "fit": g.fit,
+                    "summary": g.summary,
+                }
+                for g in page
+            ]
+        )
 
 
 class FindingListApi(AnalysedApi):

@@ -24,4 +24,10 @@ urlpatterns = [
         views.pod_detail,
         name="pod-detail",
     ),
+    path("snapshots/<int:snapshot_id>/podgroups/", views.podgroup_list, name="podgroup-list"),
+    path(
+        "snapshots/<int:snapshot_id>/podgroups/<str:namespace>/<str:name>/",
+        views.podgroup_page,
+        name="podgroup-detail",
+    ),
 ]

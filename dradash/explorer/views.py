@@ -21,20 +21,26 @@ from django.views.decorators.vary import vary_on_headers
 from dradash.analysis.filters import (
     CLAIM_STATES,
     DEVICE_STATES,
+    PODGROUP_STATES,
     ClaimFilter,
     DeviceFilter,
     PodFilter,
+    PodGroupFilter,
 )
 from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import (
     claim_detail as claim_page,
 )
 from dradash.analysis.selectors import (
+    claim_names,
     claim_verdicts,
     class_claims,
     device_entries,
     device_rows,
+    member_claims,
     pod_verdicts,
+    podgroup_detail,
+    podgroup_rows,
     pool_rows,
     snapshot_search,
 )
@@ -214,6 +220,59 @@ def claim_detail(
             "detail": detail,
             "chain": detail.chain,
             "classes": analysis.summary.get("classes", []),
+        },
+    )
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@analysed
+def podgroup_list(
+    request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis
+) -> HttpResponse:
+    analysis.load("summary", "options")
+    return _filtered_list(
+        request,
+        snapshot,
+        PodGroupFilter(request.GET, podgroup_rows(snapshot)),
+        "explorer/podgroups.html",
+        options=analysis.options.get("podgroups", {}),
+        states=PODGROUP_STATES,
+        total=analysis.summary.get("podgroups", 0),
+    )
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@analysed
+def podgroup_page(
+    request: HtmxHttpRequest,
+    snapshot: Snapshot,
+    analysis: SnapshotAnalysis,
+    namespace: str,
+    name: str,
+) -> HttpResponse:
+    group = podgroup_detail(snapshot, namespace, name)
+    if group is None:
+        raise Http404(f"No PodGroup {namespace}/{name} in snapshot {snapshot.pk}")
+    data = group.data
+    claims = claim_names(snapshot, namespace, [c["claim"] for c in data["claims"] if c["claim"]])
+    # The objects its summary may name: its members and their claims (dradash.ui.links).
+    refs = [{"kind": "Pod", "namespace": namespace, "name": m["pod"]} for m in data["members"]]
+    refs += [
+        {"kind": "ResourceClaim", "namespace": namespace, "name": c}
+        for c in sorted(claims | member_claims(snapshot, namespace, name))
+    ]
+    return render(
+        request,
+        template_for(request, "explorer/podgroup.html", "content"),
+        {
+            "snapshot": snapshot,
+            "group": group,
+            "data": data,
+            "need": data["min_count"] if data["min_count"] is not None else len(data["members"]),
+            "claims_existing": claims,
+            "refs": refs,
         },
     )
 

@@ -12,6 +12,7 @@ TITLES = {
     "snapshot-detail": "the overview",
     "pod-list": "the Pods list",
     "claim-list": "the claims list",
+    "podgroup-list": "the PodGroups list",
     "device-list": "the devices",
     "snapshot-capacity": "the capacity page",
     "snapshot-checklist": "the checklist",
@@ -39,6 +40,8 @@ def page_title(path: str) -> str:
         title = f"Pod {kwargs['namespace']}/{kwargs['name']}"
     elif match.url_name == "claim-detail":
         title = f"claim {kwargs['namespace']}/{kwargs['name']}"
+    elif match.url_name == "podgroup-detail":
+        title = f"PodGroup {kwargs['namespace']}/{kwargs['name']}"
     elif match.url_name == "class-detail":
         title = f"DeviceClass {kwargs['name']}"
     else:

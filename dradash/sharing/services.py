@@ -39,6 +39,8 @@ SHARED_VIEWS = frozenset(
         "claim-list",
         "claim-detail",
         "class-detail",
+        "podgroup-list",
+        "podgroup-detail",
         "device-list",
         "snapshot-checklist",
         "snapshot-capacity",

@@ -1,7 +1,7 @@
 """Names of objects in sentences dradash writes (findings, diff changes, verdicts), linked to
-the pages that show them: Pods and claims to their pages, DeviceClasses to theirs, pools, nodes
-and devices to the devices list filtered to them. ``reverse`` keeps every link under the
-share-link prefix when the page is read through one.
+the pages that show them: Pods, claims and PodGroups (gangs) to their pages, DeviceClasses to
+theirs, pools, nodes and devices to the devices list filtered to them. ``reverse`` keeps every
+link under the share-link prefix when the page is read through one.
 
 The sentences come from dradash's own words ("ResourceClaim ns/name", "Pool driver/pool",
 "node name", "driver/pool/device", "allocated to ns/claim"), and the objects a finding names
@@ -20,7 +20,12 @@ from django.urls import get_script_prefix, reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-PAGES = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "DeviceClass": "class-detail"}
+PAGES = {
+    "Pod": "pod-detail",
+    "ResourceClaim": "claim-detail",
+    "DeviceClass": "class-detail",
+    "PodGroup": "podgroup-detail",
+}
 NAME = r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?"  # a Kubernetes (DNS subdomain) name
 LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
 DRIVER = rf"{LABEL}(?:\.{LABEL})+"  # a driver's name has dots

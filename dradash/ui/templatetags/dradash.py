@@ -70,6 +70,24 @@ def stage_badge(stage: Any) -> str:
     return STAGE_BADGES.get(str(stage), "muted")
 
 
+# A gang's state (dradash.dra.gangs.Gang.state) and a member's placement in it.
+GANG_BADGES = {
+    "waiting": "warn",
+    "does-not-fit": "bad",
+    "unknown": "warn",
+    "fits": "info",
+    "scheduled": "ok",
+    "running": "ok",
+    "not-tried": "muted",
+    "basic": "muted",
+}
+
+
+@register.filter
+def gang_badge(state: Any) -> str:
+    return GANG_BADGES.get(str(state), "muted")
+
+
 @register.filter
 def severity_badge(severity: Any) -> str:
     return {"error": "bad", "warning": "warn", "info": "info"}.get(str(severity), "muted")

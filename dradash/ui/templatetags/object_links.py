@@ -12,7 +12,12 @@ from dradash.dra.extended import IN_MEMORY_NAME
 
 register = template.Library()
 
-PAGES = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "DeviceClass": "class-detail"}
+PAGES = {
+    "Pod": "pod-detail",
+    "ResourceClaim": "claim-detail",
+    "DeviceClass": "class-detail",
+    "PodGroup": "podgroup-detail",
+}
 
 
 @register.simple_tag
