@@ -79,6 +79,16 @@ def test_a_stuck_pod_from_a_pipe_prints_the_verdict_and_exits_1(bundle, no_djang
     assert result.stderr == b""
 
 
+def test_a_gang_member_prints_its_gangs_verdict_and_its_own(bundle, no_django) -> None:
+    pod = "llm-train/llm-train-workers-0-0-451bf"
+    result = run("why", "pod", pod, "-f", "-", stdin=bundle, no_django=no_django)
+    assert result.returncode == 1, result.stderr.decode()
+    text = result.stdout.decode()
+    assert text.splitlines()[1] == "claim-unallocated (gang-does-not-fit)"
+    assert "but only 3 fit at once; the first that does not is Pod llm-train-workers-0-3" in text
+    assert "Judged alone: claim-unallocated (schedulable-now)" in text
+
+
 def test_a_healthy_pod_exits_0(bundle, no_django) -> None:
     result = run("why", "pod", "gpu-test2/pod0", "-f", "-", stdin=bundle, no_django=no_django)
     assert result.returncode == 0, result.stderr.decode()

@@ -332,7 +332,7 @@ def gang_summary(gang: gangs.Gang) -> str:
     if gang.state == "waiting":
         return (
             f"Gang {group.ref} waits for member Pods: it needs at least {need} before the "
-            f"scheduler tries any of them, and {_exist(n)}."
+            f"scheduler tries any of them, and {_exist(gang)}."
         )
     breaking = gang.breaking
     if gang.state == "unknown":
@@ -353,8 +353,16 @@ def gang_summary(gang: gangs.Gang) -> str:
     return f"{head}, but {where}{first}."
 
 
-def _exist(n: int) -> str:
-    return "none exists" if not n else f"only {n} {'exists' if n == 1 else 'exist'}"
+def _exist(gang: gangs.Gang) -> str:
+    """How many members the scheduler may try: "only 2 exist", "only 2 of the 3 are in its
+    queue (1 waits for scheduling gates)"."""
+    n, queued = len(gang.members), gang.queued
+    if queued == n:
+        return "none exists" if not n else f"only {n} {'exists' if n == 1 else 'exist'}"
+    return (
+        f"only {queued} of the {n} {'is' if queued == 1 else 'are'} in its queue "
+        f"({gang.gated} {'waits' if gang.gated == 1 else 'wait'} for scheduling gates)"
+    )
 
 
 def _gang_waiting(state: ClusterState, pod: Pod, gang: gangs.Gang, alone: Diagnosis) -> Diagnosis:
@@ -363,7 +371,7 @@ def _gang_waiting(state: ClusterState, pod: Pod, gang: gangs.Gang, alone: Diagno
         "pod-pending",
         "gang-waiting",
         f"Pod {pod.ref} is a member of gang {group.ref}, which needs at least {gang.min_count} "
-        f"member Pods before the scheduler tries any of them, and {_exist(len(gang.members))}.",
+        f"member Pods before the scheduler tries any of them, and {_exist(gang)}.",
         _group_evidence(gang) + _event_evidence(pod, "FailedScheduling"),
         [
             f"kubectl get pods -n {pod.namespace} -o wide | grep -w -e {group.name} "

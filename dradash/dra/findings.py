@@ -1011,6 +1011,20 @@ def _parallelism(
     match = f"{total} {'device matches' if total == 1 else 'devices match'}"
     if available < total:
         match += f" and {total - available} of them are allocated to other claims"
+    step = (
+        f"Lower the Job's parallelism to what fits (kubectl patch job -n {job.namespace} "
+        f'{job.name} -p \'{{"spec":{{"parallelism":{max(fit, 1)}}}}}\'), or add devices.'
+    )
+    others = "the others stay Pending until devices free up"
+    # A gang's Pods start all together or not at all: fewer Pods leave it waiting for good.
+    group = next((p.group for p in job.pods if p.group is not None), None)
+    if group is not None and group.policy == "gang" and (group.min_count or 1) > fit:
+        others = f"and its Pods form gang {group.ref} (minCount {group.min_count}), so none starts"
+        step = (
+            "Add devices, or lower the gang's minCount together with the Job's parallelism "
+            f"(kubectl edit podgroup -n {group.namespace} {group.name}): fewer Pods than minCount "
+            "leave the gang waiting."
+        )
     return Finding(
         "parallelism-exceeds-capacity",
         "warning",
@@ -1018,10 +1032,11 @@ def _parallelism(
         f"{alt.count} "
         f"{alt.class_name} device{'' if alt.count == 1 else 's'} ({alt.label}), "
         f"{wanted * alt.count} in all, but {match}, leaving room for {plural(fit, 'Pod')}: "
-        "the others stay Pending until devices free up.",
-        [ref(job)] + [ref(s) for s in dict.fromkeys(sources)],
-        f"Lower the Job's parallelism to what fits (kubectl patch job -n {job.namespace} "
-        f'{job.name} -p \'{{"spec":{{"parallelism":{max(fit, 1)}}}}}\'), or add devices.',
+        f"{others}.",
+        [ref(job)]
+        + [ref(s) for s in dict.fromkeys(sources)]
+        + ([ref(group)] if group is not None and group.policy == "gang" else []),
+        step,
     )
 
 

@@ -36,8 +36,6 @@ from dradash.dra.state import ClusterState, _time
 # this, whether the rest fit is unknown (and said so).
 MEMBER_LIMIT = 256
 
-WAITING_MESSAGE = "waiting for minCount pods from a gang to appear in scheduling queue"
-UNSCHEDULABLE_MESSAGE = "pod group is unschedulable"
 # DynamicResources' PreFilter while another member's allocation of a shared claim is in flight
 # (kubernetes #137617, fixed in 1.37 by #137647): each retry of the gang fails on it again.
 IN_PROGRESS_MESSAGE = "is in the process of being allocated"
@@ -58,10 +56,16 @@ class Gang:
     group: PodGroup
     members: list[Pod]  # Pods that name the group and may still run, in the scheduler's order
     min_count: int  # 1 for a basic group
-    # scheduled · waiting · fits · does-not-fit · unknown (the replay stopped at MEMBER_LIMIT)
-    # · basic (not a gang: each Pod is scheduled alone)
+    # scheduled · waiting · fits · does-not-fit · unknown (the replay stopped at MEMBER_LIMIT,
+    # or a search ran out of its budget) · basic (not a gang: each Pod is scheduled alone)
     state: str
     placements: list[Placement] = field(default_factory=list)
+    gated: int = 0  # members not on a node that wait for scheduling gates: not in the queue
+
+    @property
+    def queued(self) -> int:
+        """Members the scheduler may try: on a node, or waiting in its queue (not gated)."""
+        return len(self.members) - self.gated
 
     @property
     def fit(self) -> int:
@@ -94,20 +98,25 @@ def judge(state: ClusterState, group: PodGroup) -> Gang:
 
 
 def _judge(state: ClusterState, group: PodGroup) -> Gang:
+    """The scheduler waits until minCount members are in its queue ("waiting for minCount pods
+    from a gang to appear in scheduling queue"; a gated Pod is not in it), unless the group
+    was scheduled before; then it places the members in one cycle."""
     pods = members(group)
     gang = group.policy == "gang"
     need = (group.min_count or 1) if gang else 1
     pending = [p for p in pods if not p.node_name]
+    gated = [p for p in pending if p.scheduling_gates]
     bound = [Placement(p, p.node_name, bound=True) for p in pods if p.node_name]
     if not gang:
         return Gang(group, pods, need, "basic", bound)
     if not pending:
         return Gang(group, pods, need, "scheduled", bound)
-    if len(pods) < need and not group.scheduled:
-        return Gang(group, pods, need, "waiting", bound)
-    placements = bound + replay(state, pending)
-    placements.sort(key=lambda p: pods.index(p.pod))
-    result = Gang(group, pods, need, "fits", placements)
+    if len(pods) - len(gated) < need and not group.scheduled:
+        return Gang(group, pods, need, "waiting", bound, len(gated))
+    queued = [p for p in pending if not p.scheduling_gates]
+    order = {id(p): i for i, p in enumerate(pods)}
+    placements = sorted(bound + replay(state, queued), key=lambda p: order[id(p.pod)])
+    result = Gang(group, pods, need, "fits", placements, len(gated))
     if result.fit < need:
         untried = any(not p.tried for p in placements)
         result.state = "unknown" if untried else "does-not-fit"
@@ -191,10 +200,17 @@ class _Cycle:
         new = []
         for (original, claim), allocation in zip(to_allocate, allocations, strict=False):
             results = allocation.get("devices", {}).get("results", [])
-            new += [(f"{claim.ref} (gang member {pod.name})", r) for r in results]
+            new += [(self._holder(pod, claim), r) for r in results]
             self.allocated[id(original)] = _allocated(claim, allocation)
         self._assume(new)
         return Placement(pod, node.name)
+
+    @staticmethod
+    def _holder(pod: Pod, claim: ResourceClaim) -> str:
+        """Who holds a device the cycle gave a member, as "allocated to …" words it."""
+        if pod.group is not None:
+            return f"earlier members of gang {pod.group.ref}"
+        return f"{claim.ref} (Pod {pod.name}, earlier in the cycle)"
 
     def _constraints(self, pod: Pod) -> str:
         """What decides the nodes a Pod may use; those nodes, once per snapshot."""

@@ -238,6 +238,12 @@ def render(v: Verdict, *, colour: bool = False) -> str:
         "",
         s(d.summary),
     ]
+    if d.alone is not None:  # a gang member: what it would get alone
+        alone = d.alone
+        out += [
+            "",
+            f"{s('Judged alone', 'dim')}: {s(alone.stage)} ({s(alone.reason)}) {s(alone.summary)}",
+        ]
     if v.explanation is not None:
         out += ["", *_funnel(v.explanation, d.summary, s)]
     out += ["", s("Evidence", "bold")]

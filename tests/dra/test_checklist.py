@@ -620,6 +620,7 @@ def test_the_demo_cluster_fails_exactly_the_items_it_breaks(later: bool) -> None
     assert evidence(items["capacity-covers-job-parallelism"]) == [
         ("Job", "llm-train", "llm-train-workers-0"),
         ("ResourceClaimTemplate", "llm-train", "a100-single"),
+        ("PodGroup", "llm-train", "llm-train"),
         ("Job", "render", "render-farm"),
         ("ResourceClaimTemplate", "render", "two-gpus"),
     ]

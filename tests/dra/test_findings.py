@@ -922,6 +922,9 @@ def test_demo_cluster_first_snapshot() -> None:
     # The gang's Job: four A100s wanted, one held by smoke/cuda-smoke.
     assert names(gang, "Job") == ["llm-train-workers-0"]
     assert "room for 3 Pods" in gang.message
+    assert "form gang llm-train/llm-train (minCount 4), so none starts" in gang.message
+    assert "lower the gang's minCount together with the Job's parallelism" in gang.next_step
+    assert names(gang, "PodGroup") == ["llm-train"]
     assert ("ResourceClaimTemplate", "team-amd", "mi300x") in {
         (o["kind"], o["namespace"], o["name"]) for o in the(state, "class-missing").objects
     }

@@ -71,8 +71,8 @@ def test_every_member_gets_the_gang_verdict_next_to_its_own(state: ClusterState)
         assert (d.alone.stage, d.alone.reason) == ("claim-unallocated", "schedulable-now")
         assert "only 3 fit at once" in d.summary
         assert f"the first that does not is Pod {fourth}" in d.summary
-        # Why the fourth does not: the A100s left are held, one by smoke/cuda-smoke.
-        assert "smoke/cuda-smoke-gpu-z2c5k" in d.summary
+        # Why the fourth does not: the A100s left are held, three by the members before it.
+        assert "(allocated to earlier members of gang llm-train/llm-train)" in d.summary
         assert ("PodGroup", "status.conditions") in {(e.kind, e.field) for e in d.evidence}
         events = [e.detail for e in d.evidence if e.field == "event FailedScheduling"]
         assert len(events) == 1

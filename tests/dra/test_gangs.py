@@ -238,6 +238,20 @@ def test_a_gang_with_fewer_members_than_its_minimum_waits_and_each_member_says_s
     assert any(e.field == "spec.schedulingPolicy.gang.minCount" for e in d.evidence)
 
 
+def test_a_gated_member_is_not_in_the_queue_so_the_gang_waits_for_it() -> None:
+    objects = cluster() + gang(3, 3)
+    gated = next(o for o in objects if o["metadata"]["name"] == "train-2")
+    gated["spec"]["schedulingGates"] = [{"name": "kueue.x-k8s.io/admission"}]
+    state = state_of(objects)
+
+    d = verdict(state, "train-0")
+    assert d.reason == "gang-waiting"
+    assert d.summary.endswith(
+        "and only 2 of the 3 are in its queue (1 waits for scheduling gates)."
+    )
+    assert verdict(state, "train-2").reason == "scheduling-gated"  # its own problem first
+
+
 @pytest.mark.parametrize("release", RELEASES)
 def test_a_gang_whose_members_each_fit_alone_but_not_together_names_the_first_that_does_not(
     release: int,
@@ -254,7 +268,8 @@ def test_a_gang_whose_members_each_fit_alone_but_not_together_names_the_first_th
             "Gang default/train needs all 4 member Pods placed together, but only 3 fit at "
             "once; the first that does not is Pod train-3: "
         )
-        assert "gang member train-" in d.summary  # the devices earlier members were given
+        # the devices earlier members were given
+        assert "(allocated to earlier members of gang default/train)" in d.summary
         assert d.alone is not None and d.alone.reason == "schedulable-now"
         assert d.explanation is not None and d.explanation.allocatable is False
 

@@ -37,7 +37,11 @@ def key(obj: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def expected_keys(objects: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
-    return {key(o) for o in objects if o["kind"] in KINDS} - LEFT_OUT
+    """What a capture of the default test server keeps: it does not serve scheduling.k8s.io
+    Workloads and PodGroups (GenericWorkload is off by default), so the demo's gang has none."""
+    return {
+        key(o) for o in objects if o["kind"] in KINDS and o["kind"] not in ("Workload", "PodGroup")
+    } - LEFT_OUT
 
 
 @pytest.fixture
@@ -155,7 +159,8 @@ def test_it_pages_through_lists_with_continue(api: KubeAPIServer, tmp_path: Path
     small = run(api, tmp_path, page_size=4)
 
     pod_pages = paths(api, "/api/v1/pods")
-    assert len(pod_pages) == 9  # 33 pods, 4 a page
+    pods = sum(1 for o in fixture_objects() if o["kind"] == "Pod")
+    assert len(pod_pages) == -(-pods // 4)  # 4 a page
     assert all(q["limit"] == "4" for _, q in pod_pages)
     assert "continue" not in pod_pages[0][1]
     assert all(q["continue"] for _, q in pod_pages[1:])

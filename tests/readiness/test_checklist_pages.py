@@ -34,7 +34,8 @@ def test_the_demo_checklist_fails_what_is_wrong_and_links_the_objects(
     claim = reverse("claim-detail", args=[snapshot.pk, "team-amd", "rocm-smoke-gpu-v2n8r"])
     assert f'href="{pod}"' in html
     assert f'href="{claim}"' in html
-    assert "kubectl patch job -n llm-train llm-train-workers-0" in html
+    # the gang's Job: fewer Pods would leave the gang waiting, so the step is the gang's
+    assert "kubectl edit podgroup -n llm-train llm-train" in html
     # the nav shows where we are
     assert 'aria-current="page">Checklist</a>' in html
 
