@@ -207,7 +207,7 @@ class PodGroupRow(models.Model):
     state = models.CharField(max_length=16)
     min_count = models.PositiveIntegerField(null=True, blank=True)
     members = models.PositiveIntegerField(default=0)
-    fit = models.PositiveIntegerField(default=0)
+    fit = models.PositiveIntegerField(null=True, blank=True)  # None: unknown
     summary = models.TextField(blank=True)
     data = models.JSONField()  # dradash.dra.analysis.podgroup_dict: what the API serves
     chain = models.JSONField(default=list, blank=True)  # ObjectBlob ids: PodGroup, Workload

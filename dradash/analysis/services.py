@@ -399,7 +399,7 @@ def _store(
                 g.gang.state,
                 g.data["min_count"],
                 len(g.gang.members),
-                g.gang.fit,
+                g.data["fit"],
                 g.data["summary"],
                 _dumps(g.data),
                 _dumps(_ids(g.chain, blob_ids)),

@@ -496,7 +496,7 @@ def podgroup_dict(
         "min_count": group.min_count,
         "state": gang.state,
         "members": members,
-        "fit": gang.fit,
+        "fit": None if gang.unproven else gang.fit,
         "breaking_member": breaking.pod.name if breaking else None,
         "summary": summary,
         "next_steps": steps,

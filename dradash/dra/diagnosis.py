@@ -432,6 +432,10 @@ def gang_account(
         return found  # type: ignore[no-any-return]
     summary = gang_summary(gang)
     steps = [f"kubectl describe podgroup -n {group.namespace} {group.name}"]
+    if gang.unproven:  # its members are unknown
+        why = " and ".join(_why_missing(state, k) for k in gang.unproven)
+        summary = f"Whether gang {group.ref} can be placed is unknown: {why}."
+        steps += [_capture_step(state, k) for k in gang.unproven]
     explanation = None
     breaking = gang.breaking
     if gang.state == "does-not-fit" and breaking is not None:

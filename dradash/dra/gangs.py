@@ -61,6 +61,7 @@ class Gang:
     state: str
     placements: list[Placement] = field(default_factory=list)
     gated: int = 0  # members not on a node that wait for scheduling gates: not in the queue
+    unproven: list[str] = field(default_factory=list)  # kinds whose absence leaves it unknown
 
     @property
     def queued(self) -> int:
@@ -104,6 +105,8 @@ def _judge(state: ClusterState, group: PodGroup) -> Gang:
     pods = members(group)
     gang = group.policy == "gang"
     need = (group.min_count or 1) if gang else 1
+    if missing := state.meta.unproven("Pod"):  # its members are unknown, not missing
+        return Gang(group, pods, need, "unknown", unproven=missing)
     pending = [p for p in pods if not p.node_name]
     gated = [p for p in pending if p.scheduling_gates]
     bound = [Placement(p, p.node_name, bound=True) for p in pods if p.node_name]

@@ -368,7 +368,9 @@ PodGroupSerializer = inline_serializer(
             many=True,
         ),
         "fit": serializers.IntegerField(
-            help_text="Members placed or placeable together (all of them for a running group)."
+            allow_null=True,
+            help_text="Members placed or placeable together (all of them for a running group); "
+            "null when unknown (the snapshot lacks the Pods).",
         ),
         "breaking_member": serializers.CharField(
             allow_null=True,
@@ -432,7 +434,7 @@ PodGroupRowSerializer = type(
             "state": serializers.ChoiceField(choices=GANG_STATES),
             "min_count": serializers.IntegerField(allow_null=True),
             "members": serializers.IntegerField(),
-            "fit": serializers.IntegerField(),
+            "fit": serializers.IntegerField(allow_null=True),
             "summary": serializers.CharField(),
         },
     )

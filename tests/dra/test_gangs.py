@@ -328,6 +328,18 @@ def test_without_podgroups_in_the_bundle_the_gang_is_unknown_not_missing() -> No
     assert "whether its gang (PodGroup train) lets it schedule is unknown" in d.summary
 
 
+def test_a_podgroup_of_a_bundle_without_pods_is_unknown_not_waiting() -> None:
+    objects = [o for o in cluster() + gang(2, 2) if o["kind"] != "Pod"]
+    state = state_of(objects, kinds={"Pod": {"status": "absent"}}, source="import")
+
+    (record,) = analysis.analyse(state).groups
+    assert (record.gang.state, record.data["fit"]) == ("unknown", None)
+    assert record.data["summary"] == (
+        "Whether gang default/train can be placed is unknown: the snapshot has no pods."
+    )
+    assert not [f for f in findings.find(state) if f.code.startswith("gang-")]
+
+
 def test_a_replay_past_its_member_limit_says_the_gang_is_unknown(monkeypatch) -> None:
     monkeypatch.setattr(gangs, "MEMBER_LIMIT", 2)
     state = state_of(cluster() + gang(4, 4))

@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
                 ("state", models.CharField(max_length=16)),
                 ("min_count", models.PositiveIntegerField(blank=True, null=True)),
                 ("members", models.PositiveIntegerField(default=0)),
-                ("fit", models.PositiveIntegerField(default=0)),
+                ("fit", models.PositiveIntegerField(blank=True, null=True)),
                 ("summary", models.TextField(blank=True)),
                 ("data", models.JSONField()),
                 ("chain", models.JSONField(blank=True, default=list)),
