@@ -594,6 +594,22 @@ def _unresolved_ref(state: ClusterState, pod: Pod, ref: PodClaimRef) -> Diagnosi
                 "name in the Pod spec.",
             ],
         )
+    if ref.status == "not-created" and ref.group_ref is not None and pod.group is not None:
+        group = pod.group
+        return Diagnosis(
+            "pod-pending",
+            "claim-not-created",
+            f"The resourceclaim controller has not yet generated the claim {ref.name!r} of "
+            f"PodGroup {group.ref} from template {ref.template_name}: Pod {pod.ref} shares it "
+            "with the group's other members (KEP-5729).",
+            evidence + [_of(group, "status.resourceClaimStatuses", f"no entry for {ref.name!r}")],
+            [
+                f"kubectl describe podgroup -n {group.namespace} {group.name}",
+                "If this lasts more than a few seconds, check kube-controller-manager's logs for "
+                "the resourceclaim controller; claims for a PodGroup need the "
+                "DRAWorkloadResourceClaims feature gate on in kube-controller-manager too.",
+            ],
+        )
     if ref.status == "not-created":
         return Diagnosis(
             "pod-pending",
@@ -609,6 +625,20 @@ def _unresolved_ref(state: ClusterState, pod: Pod, ref: PodClaimRef) -> Diagnosi
             ],
         )
     # not-owned
+    if ref.group_ref is not None and pod.group is not None:
+        owner = ref.claim.controller_owner("PodGroup") if ref.claim else None
+        return Diagnosis(
+            "pod-pending",
+            "claim-not-owned",
+            f"ResourceClaim {ns}/{ref.claim_name} was not generated for PodGroup "
+            f"{pod.group.ref} (its owner is {text((owner or {}).get('name')) or 'not a PodGroup'}"
+            f"), so Pod {pod.ref} cannot share it with its gang.",
+            evidence
+            + (
+                [_of(ref.claim, "metadata.ownerReferences", json.dumps(owner))] if ref.claim else []
+            ),
+            [f"kubectl get resourceclaim {ref.claim_name} -n {ns} -o yaml"],
+        )
     owner = ref.claim.controller_owner("Pod") if ref.claim else None
     return Diagnosis(
         "pod-pending",

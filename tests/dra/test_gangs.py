@@ -165,6 +165,22 @@ def test_a_pod_entry_equal_to_its_groups_uses_the_claim_generated_for_the_group(
     assert loner.group_ref is None and loner.claim is not claim_obj
 
 
+def test_a_pod_waiting_for_its_groups_claim_is_told_the_group_lacks_it() -> None:
+    objects = cluster() + gang(2, 2)
+    group = next(o for o in objects if o["kind"] == "PodGroup")
+    group["spec"]["resourceClaims"] = [pod_claim("channel", template="gpus")]
+    for p in (o for o in objects if o["kind"] == "Pod"):
+        p["spec"]["resourceClaims"].append(pod_claim("channel", template="gpus"))
+    state = state_of(objects)
+
+    d = verdict(state, "train-0")
+    assert (d.stage, d.reason) == ("pod-pending", "claim-not-created")
+    assert d.summary.startswith(
+        "The resourceclaim controller has not yet generated the claim 'channel' of PodGroup "
+        "default/train from template gpus"
+    )
+
+
 def test_a_claim_reserved_for_a_running_group_is_in_use_and_raises_no_leak_finding() -> None:
     objects = cluster() + gang(2, 2)
     group = next(o for o in objects if o["kind"] == "PodGroup")
