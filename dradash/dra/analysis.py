@@ -484,6 +484,9 @@ def podgroup_dict(
                 "phase": pod.phase,
                 "node": pod.node_name or None,
                 "placement": _placement(p),
+                # where the replay placed it, for one not on a node yet (dradash's choice: the
+                # first node by name where its claims fit; the scheduler scores them)
+                "would_go_to": p.node if p is not None and not p.bound else None,
             }
         )
     summary, steps, _ = diagnosis.gang_account(state, gang, cache)

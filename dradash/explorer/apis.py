@@ -364,6 +364,11 @@ PodGroupSerializer = inline_serializer(
                 "phase": serializers.CharField(),
                 "node": serializers.CharField(allow_null=True),
                 "placement": serializers.ChoiceField(choices=PLACEMENTS),
+                "would_go_to": serializers.CharField(
+                    allow_null=True,
+                    help_text="For a member not on a node: the node the replay of the gang's "
+                    "scheduling cycle placed it on (the first by name where its claims fit).",
+                ),
             },
             many=True,
         ),

@@ -81,6 +81,10 @@ def test_screenshots(page: Page, contexts: Any, site: Site, out: Path) -> None:
     page.locator(".capacity-class details summary").first.click()
     shoot(page, out / "capacity.png")
 
+    page.goto(site.snap("podgroups/llm-train/llm-train/"))  # the gang of which 3 of 4 fit
+    expect(page.locator("tr.row-breaking")).to_have_count(1)
+    shoot(page, out / "gang.png")
+
     page.goto(site.snap("checklist/"))
     expect(page.locator(".checklist")).to_contain_text("fail")
     shoot(page, out / "checklist.png")

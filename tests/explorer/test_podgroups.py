@@ -189,6 +189,8 @@ def test_the_podgroup_api_answers_with_the_designs_fields(api_client, gang) -> N
         for name in MEMBERS
     ]
     assert [m["placement"] for m in data["members"]] == ["fits", "fits", "fits", "does-not-fit"]
+    assert all(m["would_go_to"] for m in data["members"][:3])
+    assert data["members"][3]["would_go_to"] is None
     assert data["state"] == "does-not-fit"
     assert data["workload"] == {"name": "train", "template": "workers", "exists": True}
     assert data["claims"][0]["claim"] == SHARED
