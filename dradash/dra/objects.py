@@ -216,6 +216,8 @@ class Pod(Resource):
         # Its extended resources that a DeviceClass maps (dradash.dra.extended.PodResources),
         # set by ClusterState where the DRAExtendedResource feature is on.
         self.extended: Any = None
+        # Its containers' allocatedResourcesStatus entries for claims, resolved by ClusterState.
+        self.health: list[HealthReport] = []
 
     @property
     def phase(self) -> str:
@@ -300,6 +302,34 @@ class Pod(Resource):
     @property
     def claims(self) -> list[ResourceClaim]:
         return [r.claim for r in self.claim_refs if r.claim is not None]
+
+    def raw_health(self) -> list[HealthReport]:
+        """Its containers' (init ones too) allocatedResourcesStatus entries of claims
+        (``claim:<name>`` or ``claim:<name>/<request>``), unresolved."""
+        out = []
+        for init, field_name in ((True, "initContainerStatuses"), (False, "containerStatuses")):
+            for status in mappings(self.status.get(field_name)):
+                for entry in mappings(status.get("allocatedResourcesStatus")):
+                    resource = text(entry.get("name"))
+                    if not resource.startswith("claim:"):
+                        continue  # a device plugin's resource
+                    pod_claim, _, req = resource.removeprefix("claim:").partition("/")
+                    for r in mappings(entry.get("resources")):
+                        health = text(r.get("health"))
+                        out.append(
+                            HealthReport(
+                                pod=self,
+                                container=text(status.get("name")),
+                                init=init,
+                                resource=resource,
+                                resource_id=text(r.get("resourceID")),
+                                health=health if health in HEALTH_STATES else "Unknown",
+                                message=text(r.get("message")),
+                                pod_claim=pod_claim,
+                                request=req,
+                            )
+                        )
+        return out
 
 
 class Job(Resource):
@@ -470,6 +500,25 @@ class AllocationResult:
         return strings(self.raw.get("bindingConditions"))
 
     @property
+    def binding_failure_conditions(self) -> list[str]:
+        return strings(self.raw.get("bindingFailureConditions"))
+
+    @property
+    def tolerations(self) -> list[dict[str, Any]]:
+        """The request's tolerations as copied into the result at allocation: what the device
+        taint eviction controller reads."""
+        return mappings(self.raw.get("tolerations"))
+
+    @property
+    def status_conditions(self) -> dict[str, dict[str, Any]]:
+        """The conditions of the matching status.devices entry, by type."""
+        return {
+            text(c.get("type")): c
+            for c in mappings((self.device_status or {}).get("conditions"))
+            if text(c.get("type"))
+        }
+
+    @property
     def device_key(self) -> tuple[str, str, str]:
         return (self.driver, self.pool, self.device_name)
 
@@ -540,6 +589,11 @@ class ResourceClaim(Resource):
             c.pod is pod or (c.for_group and pod.group_name and c.name == pod.group_name)
             for c in self.consumers
         )
+
+    @property
+    def allocation_timestamp(self) -> str:
+        """status.allocation.allocationTimestamp (binding conditions' clock); "" if unset."""
+        return text((self.allocation or {}).get("allocationTimestamp"))
 
     @property
     def allocation_node_selector(self) -> dict[str, Any] | None:
@@ -626,6 +680,24 @@ class DeviceTaintRule(Resource):
     def taint(self) -> dict[str, Any]:
         return mapping(self.spec.get("taint"))
 
+    @property
+    def effect(self) -> str:
+        """NoSchedule · NoExecute · None (a preview: no effect on scheduling or eviction)."""
+        return text(self.taint.get("effect"))
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        return mappings(self.status.get("conditions"))
+
+    @property
+    def eviction_condition(self) -> dict[str, Any] | None:
+        """status.conditions[EvictionInProgress] (KEP-5055): True while Pods must be evicted;
+        for effect None set once per spec change with what NoExecute would do."""
+        for c in self.conditions:
+            if c.get("type") == "EvictionInProgress":
+                return c
+        return None
+
     def selects(self, device: Device) -> bool:
         sel = self.selector
         for field_name, value in (
@@ -705,13 +777,15 @@ class ResourceSlice(Resource):
 
 
 class Device:
-    __slots__ = ("slice", "raw", "allocations", "rule_taints")
+    __slots__ = ("slice", "raw", "allocations", "rule_taints", "health")
 
     def __init__(self, slice_: ResourceSlice, raw: dict[str, Any]) -> None:
         self.slice = slice_
         self.raw = raw
         self.allocations: list[AllocationResult] = []
         self.rule_taints: list[tuple[DeviceTaintRule, dict[str, Any]]] = []
+        # What the kubelet reports of it in the Pods using it (allocatedResourcesStatus).
+        self.health: list[HealthReport] = []
 
     @property
     def name(self) -> str:
@@ -744,6 +818,15 @@ class Device:
         return mappings(self.raw.get("taints")) + [t for _, t in self.rule_taints]
 
     @property
+    def taint_sources(self) -> list[TaintSource]:
+        """Its taints with the object that put each there: the ResourceSlice (the driver) or
+        a DeviceTaintRule."""
+        return [
+            TaintSource(t, "ResourceSlice", self.slice.name, None)
+            for t in mappings(self.raw.get("taints"))
+        ] + [TaintSource(t, "DeviceTaintRule", rule.name, rule) for rule, t in self.rule_taints]
+
+    @property
     def node_name(self) -> str:
         return text(self.raw.get("nodeName")) or self.slice.node_name
 
@@ -766,6 +849,105 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<Device {'/'.join(self.key)}>"
+
+
+@dataclass
+class TaintSource:
+    """One taint of a device and where it comes from."""
+
+    taint: dict[str, Any]
+    kind: str  # "ResourceSlice" (the driver's own) | "DeviceTaintRule"
+    name: str  # the slice's or the rule's name
+    rule: DeviceTaintRule | None = None
+
+    @property
+    def effect(self) -> str:
+        return text(self.taint.get("effect"))
+
+    @property
+    def time_added(self) -> str:
+        return text(self.taint.get("timeAdded"))
+
+    @property
+    def spelled(self) -> str:
+        """key=value:effect, as kubectl prints a node taint."""
+        key, value = text(self.taint.get("key")), text(self.taint.get("value"))
+        return f"{key}={value}:{self.effect}" if value else f"{key}:{self.effect}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """{"key", "value", "effect", "time_added", "source_kind", "source_name"}."""
+        return {
+            "key": text(self.taint.get("key")),
+            "value": text(self.taint.get("value")),
+            "effect": self.effect,
+            "time_added": self.time_added,
+            "source_kind": self.kind,
+            "source_name": self.name,
+        }
+
+
+@dataclass
+class HealthReport:
+    """One entry of a container's status.allocatedResourcesStatus[].resources (KEP-4680).
+
+    ``resource`` is the entry's name, ``claim:<pod claim name>[/<request>]``; ``resource_id``
+    is ``<driver>/<pool>/<device>`` or, where the driver gave CDI device IDs, the first of
+    them (kubelet buildResourceHealth). ``device`` and ``claim`` are resolved by ClusterState:
+    by the resource ID where it names a device of the claim, else by the request where the
+    claim holds exactly one device for it; None where neither tells.
+    """
+
+    pod: Pod
+    container: str
+    init: bool
+    resource: str
+    resource_id: str
+    health: str  # Healthy | Unhealthy | Unknown (anything else is read as Unknown)
+    message: str = ""
+    pod_claim: str = ""  # the spec.resourceClaims name of the entry
+    request: str = ""
+    claim: ResourceClaim | None = None
+    result: AllocationResult | None = None
+    device: Device | None = None
+
+    @property
+    def device_key(self) -> tuple[str, str, str] | None:
+        if self.result is not None:
+            return self.result.device_key
+        return parse_resource_id(self.resource_id)
+
+    @property
+    def device_name(self) -> str:
+        """driver/pool/device where known, else the resource ID as reported."""
+        key = self.device_key
+        return "/".join(key) if key else self.resource_id
+
+    def as_dict(self) -> dict[str, Any]:
+        """{"health", "message", "pod": "ns/name", "container", "init", "resource",
+        "resource_id", "claim": "ns/name" | None}."""
+        return {
+            "health": self.health,
+            "message": self.message,
+            "pod": self.pod.ref,
+            "container": self.container,
+            "init": self.init,
+            "resource": self.resource,
+            "resource_id": self.resource_id,
+            "claim": self.claim.ref if self.claim is not None else None,
+        }
+
+
+HEALTH_STATES = ("Healthy", "Unhealthy", "Unknown")
+
+
+def parse_resource_id(resource_id: str) -> tuple[str, str, str] | None:
+    """``<driver>/<pool>/<device>`` split as the kubelet joins it (a pool name may hold "/");
+    None for anything else (a CDI device ID such as ``vendor.com/class=name``)."""
+    driver, _, rest = resource_id.partition("/")
+    pool, _, device = rest.rpartition("/")
+    if not driver or not pool or not device or "=" in resource_id:
+        return None
+    return (driver, pool, device)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from dradash.dra.objects import (
     ResourceClaimTemplate,
     ResourceSlice,
     Workload,
+    parse_resource_id,
 )
 
 WRAPPERS: dict[str, type[Resource]] = {
@@ -174,6 +175,7 @@ class ClusterState:
             state._link_claims()
             state._link_groups()
             state._link_pods()
+            state._link_health()
             state._link_events()
         return state
 
@@ -418,6 +420,50 @@ class ClusterState:
                     pod.job = job
                     job.pods.append(pod)
             self._resolve_claim_refs(pod)
+
+    def _link_health(self) -> None:
+        """The kubelet's device health reports (KEP-4680) to their claims and devices.
+
+        An entry ``claim:<name>[/<request>]`` names the Pod's claim reference (for extended
+        resources, the claim itself); the kubelet lists every device of the claim under it,
+        each by ``<driver>/<pool>/<device>`` or by its first CDI device ID. A report names a
+        device where the ID is one of the claim's allocated devices, or where the claim holds
+        exactly one device.
+        """
+        for pod in self.pods.values():
+            reports = pod.raw_health()
+            if not reports:
+                continue
+            for report in reports:
+                ref = next((r for r in pod.claim_refs if r.name == report.pod_claim), None)
+                if ref is None:
+                    ref = next(
+                        (
+                            r
+                            for r in pod.claim_refs
+                            if r.claim is not None and r.claim.name == report.pod_claim
+                        ),
+                        None,
+                    )
+                claim = ref.claim if ref is not None else None
+                report.claim = claim
+                if claim is not None:
+                    key = parse_resource_id(report.resource_id)
+                    results = claim.results
+                    report.result = next((r for r in results if r.device_key == key), None) or (
+                        results[0] if len(results) == 1 else None
+                    )
+                key = report.device_key
+                report.device = (
+                    report.result.device
+                    if report.result is not None
+                    else self.devices.get(key)
+                    if key
+                    else None
+                )
+                if report.device is not None:
+                    report.device.health.append(report)
+            pod.health = reports
 
     def _resolve_claim_refs(self, pod: Pod) -> None:
         """Resolve spec.resourceClaims the way the scheduler's resourceclaim.Name() does."""
