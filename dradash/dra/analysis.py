@@ -454,6 +454,10 @@ def diagnosis_dict(d: Diagnosis) -> dict[str, Any]:
     }
     if d.alone is not None:
         out["alone"] = alone_dict(d.alone)
+    if d.devices:
+        # A Pod's devices with taints or health reports (diagnosis.pod_devices): absent
+        # when none has any.
+        out["devices"] = d.devices
     return out
 
 

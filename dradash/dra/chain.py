@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dradash.dra import health
 from dradash.dra.allocator.features import kubernetes_minor
 from dradash.dra.extended import CLASS_PREFIX, is_extended_claim, requested_names
 from dradash.dra.fields import dig, mapping, mappings, text
@@ -171,6 +172,11 @@ def claim_chain(state: ClusterState, claim: ResourceClaim) -> dict[str, Any]:
             "node_selector": claim.allocation_node_selector,
             "nodes": state.allocation_nodes(claim),
             "timestamp": text(allocation.get("allocationTimestamp")),
+            # The scheduler's binding timeout and the time left at capture
+            # (health.ClaimBinding), null when no device has binding conditions.
+            "binding": b.as_dict()
+            if (b := health.claim_binding(state, claim)) is not None
+            else None,
             "results": [result_chain(state, r) for r in claim.results],
             "config": mappings(dig(allocation, "devices", "config")),
         },
@@ -238,6 +244,10 @@ def result_chain(state: ClusterState, result: AllocationResult) -> dict[str, Any
         "admin_access": result.admin_access,
         "share_id": result.share_id,
         "binding_conditions": result.binding_conditions,
+        "binding_failure_conditions": result.binding_failure_conditions,
+        # Per binding (and failure) condition its state in status.devices (health.Binding),
+        # null for a device without binding conditions.
+        "binding": b.as_dict() if (b := health.binding(result)) is not None else None,
         "found": device is not None,
         "details": device_summary(state, device, exclude=result) if device else None,
         "status": {

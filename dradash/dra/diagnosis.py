@@ -16,12 +16,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dradash.dra import allocator, gangs
+from dradash.dra import allocator, gangs, health
 from dradash.dra.extended import class_mapping, is_extended_claim, requested_names
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import KINDS
-from dradash.dra.objects import Event, Pod, PodClaimRef, ResourceClaim
+from dradash.dra.objects import Event, HealthReport, Pod, PodClaimRef, ResourceClaim
 from dradash.dra.state import ClusterState
 from dradash.dra.words import listing, plural
 
@@ -42,7 +42,7 @@ STAGE_TITLES = {
     "healthy": "Healthy",
 }
 IMAGE_PULL = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
-TAINT_EVICTION = "DeletionByDeviceTaintManager"
+TAINT_EVICTION = health.TAINT_EVICTION
 
 
 @dataclass
@@ -74,6 +74,8 @@ class Diagnosis:
     # A gang member's verdict judged alone, where the gang's verdict (gang-waiting,
     # gang-does-not-fit) replaces it: the page shows both.
     alone: Diagnosis | None = None
+    # The Pod's allocated devices that have health reports or taints (pod_devices), for pages.
+    devices: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # One sentence, even when it ends with an error message quoted from Kubernetes.
@@ -209,8 +211,54 @@ def diagnose_pod(
     """The Pod's verdict: alone, and for a member of a gang, with its gang (gang_verdict)."""
     alone = diagnose_alone(state, pod, explain_cache)
     if not pod.group_name or pod.node_name or pod.finished:
-        return alone
-    return gang_verdict(state, pod, alone, explain_cache)
+        verdict = alone
+    else:
+        verdict = gang_verdict(state, pod, alone, explain_cache)
+    verdict.devices = pod_devices(pod)
+    return verdict
+
+
+def pod_devices(pod: Pod) -> list[dict[str, Any]]:
+    """The devices of the Pod's claims that carry taints or health reports:
+    ``[{"driver", "pool", "device", "claim": "ns/name", "request", "taints":
+    [TaintSource.as_dict()], "health": [HealthReport.as_dict()]}]``; the Pod's reports that
+    name no device of the snapshot come last with driver, pool and device ``""`` and the
+    resource ID in their report."""
+    out = []
+    seen: set[int] = set()
+    for claim in pod.claims:
+        for result in claim.results:
+            device = result.device
+            reports = [r for r in pod.health if r.result is result]
+            seen.update(id(r) for r in reports)
+            taints = device.taint_sources if device is not None else []
+            if not taints and not reports:
+                continue
+            out.append(
+                {
+                    "driver": result.driver,
+                    "pool": result.pool,
+                    "device": result.device_name,
+                    "claim": claim.ref,
+                    "request": result.request,
+                    "taints": [t.as_dict() for t in taints],
+                    "health": [r.as_dict() for r in reports],
+                }
+            )
+    rest = [r for r in pod.health if id(r) not in seen]
+    if rest:
+        out.append(
+            {
+                "driver": "",
+                "pool": "",
+                "device": "",
+                "claim": None,
+                "request": "",
+                "taints": [],
+                "health": [r.as_dict() for r in rest],
+            }
+        )
+    return out
 
 
 def diagnose_alone(
@@ -223,7 +271,7 @@ def diagnose_alone(
             f"Pod {pod.ref} ran to completion.",
             [_of(pod, "status.phase", "Succeeded")],
         )
-    if evicted := _taint_eviction(pod):
+    if evicted := _taint_eviction(state, pod):
         return evicted
     if pod.phase == "Pending" and (problem := _pending_before_allocation(state, pod)):
         return problem
@@ -237,21 +285,27 @@ def diagnose_alone(
     started = _workload_started(pod)
     if not started:
         return _device_not_prepared(state, pod)
-    if failing := _workload_failing(pod):
-        return failing
+    failing = _workload_failing(pod)
+    if sick := _device_unhealthy(pod, failing):
+        return sick
+    if failing:
+        return _with_unknown_health(pod, failing)
     if pod.phase == "Running":
         ready = all(c.ready for c in pod.containers if not c.init)
         detail = "all containers ready" if ready else "running, not every container ready yet"
-        return Diagnosis(
-            "healthy",
-            "running",
-            f"Pod {pod.ref} is running on {pod.node_name} with its devices.",
-            [_of(pod, "status.phase", f"Running: {detail}")]
-            + [
-                _of(r.claim, "status.reservedFor", f"reserved for {pod.name}")
-                for r in pod.claim_refs
-                if r.claim
-            ],
+        return _with_unknown_health(
+            pod,
+            Diagnosis(
+                "healthy",
+                "running",
+                f"Pod {pod.ref} is running on {pod.node_name} with its devices.",
+                [_of(pod, "status.phase", f"Running: {detail}")]
+                + [
+                    _of(r.claim, "status.reservedFor", f"reserved for {pod.name}")
+                    for r in pod.claim_refs
+                    if r.claim
+                ],
+            ),
         )
     return _device_not_prepared(state, pod)
 
@@ -1269,21 +1323,31 @@ def _allocated_not_bound(state: ClusterState, pod: Pod) -> Diagnosis:
     claims = pod.claims
     evidence = [_of(c, "status.allocation", _allocation_text(state, c)) for c in claims]
     evidence += _event_evidence(pod, "FailedScheduling", "BindingConditionsPending")
-    # Binding conditions the driver has not confirmed yet.
-    for claim in claims:
-        pending = _pending_binding_conditions(claim)
-        if pending:
+    # Binding conditions (KEP-5007): failed, timed out, or not confirmed yet.
+    bindings = [b for c in claims if (b := health.claim_binding(state, c)) is not None]
+    for b in bindings:
+        if b.failed or b.timed_out:
+            return _binding_failed(pod, b, evidence)
+    for b in bindings:
+        if b.pending:
+            left = b.seconds_left
+            timeout = (
+                f"; the scheduler gives up in {health.duration(left)} "
+                f"({health.BINDING_TIMEOUT} s after allocation at {b.claim.allocation_timestamp})"
+                if left is not None
+                else ""
+            )
             return Diagnosis(
                 "allocated-not-bound",
                 "binding-conditions-pending",
-                f"ResourceClaim {claim.ref} is allocated, and its devices wait for binding "
-                f"conditions: {', '.join(pending)}.",
-                evidence,
+                f"ResourceClaim {b.claim.ref} is allocated, and its devices wait for binding "
+                f"conditions: {', '.join(b.pending)}{timeout}.",
+                evidence + _binding_evidence(b),
                 [
-                    _describe(claim),
+                    _describe(b.claim),
                     "The device's driver or controller sets these conditions "
                     "(status.devices[].conditions); check its logs. The scheduler gives up "
-                    "after the binding timeout (600 s by default).",
+                    f"after the binding timeout ({health.BINDING_TIMEOUT} s by default).",
                 ],
             )
     # The claim for the Pod's extended resources from an earlier attempt that did not bind:
@@ -1350,15 +1414,59 @@ def _allocated_not_bound(state: ClusterState, pod: Pod) -> Diagnosis:
     )
 
 
-def _pending_binding_conditions(claim: ResourceClaim) -> list[str]:
-    pending = []
-    for result in claim.results:
-        conditions = {
-            text(c.get("type")): text(c.get("status"))
-            for c in mappings((result.device_status or {}).get("conditions"))
-        }
-        pending += [c for c in result.binding_conditions if conditions.get(c) != "True"]
-    return pending
+def _binding_evidence(b: health.ClaimBinding) -> list[Evidence]:
+    out = []
+    for device in b.devices:
+        r = device.result
+        rows = device.as_dict()["conditions"]
+        detail = ", ".join(
+            f"{c['type']}={c['status'] or 'unset'}"
+            + (" (failure)" if c["role"] == "failure" else "")
+            for c in rows
+        )
+        out.append(
+            _of(b.claim, "status.devices[].conditions", f"{r.pool}/{r.device_name}: {detail}")
+        )
+    if b.claim.allocation_timestamp:
+        out.append(
+            _of(b.claim, "status.allocation.allocationTimestamp", b.claim.allocation_timestamp)
+        )
+    return out
+
+
+def _binding_failed(pod: Pod, b: health.ClaimBinding, evidence: list[Evidence]) -> Diagnosis:
+    """A binding failure condition holds, or the binding timeout passed (isClaimTimeout): the
+    scheduler deallocates the claim and tries the Pod again."""
+    if b.failed:
+        result, name = b.failed[0]
+        condition = result.status_conditions.get(name, {})
+        why = ": ".join(
+            v for v in (text(condition.get("reason")), text(condition.get("message"))) if v
+        )
+        what = (
+            f"device {result.pool}/{result.device_name} reports binding failure condition "
+            f"{name}=True" + (f" ({why})" if why else "")
+        )
+    else:
+        left = b.seconds_left or 0
+        what = (
+            f"its devices still wait for {', '.join(b.pending)} "
+            f"{health.duration(left)} past the binding timeout ({health.BINDING_TIMEOUT} s after "
+            f"allocation at {b.claim.allocation_timestamp})"
+        )
+    return Diagnosis(
+        "allocated-not-bound",
+        "binding-failed",
+        f"Binding Pod {pod.ref} failed: ResourceClaim {b.claim.ref} is allocated, but {what}; "
+        "the scheduler deallocates the claim and tries again.",
+        evidence + _binding_evidence(b),
+        [
+            _describe(b.claim),
+            "The device's driver or controller sets these conditions "
+            "(status.devices[].conditions): check its logs for why the device could not be "
+            "attached.",
+        ],
+    )
 
 
 def _allocation_text(state: ClusterState, claim: ResourceClaim) -> str:
@@ -1573,29 +1681,133 @@ def _failing(
     )
 
 
-def _taint_eviction(pod: Pod) -> Diagnosis | None:
+def _taint_eviction(state: ClusterState, pod: Pod) -> Diagnosis | None:
+    """Evicted by the device taint eviction controller: the DisruptionTarget condition, linked
+    to the NoExecute taint (the ResourceSlice's or a DeviceTaintRule's) of one of the Pod's
+    devices that its claim does not tolerate."""
     condition = pod.condition("DisruptionTarget")
     if condition is None or condition.get("reason") != TAINT_EVICTION:
         return None
-    return Diagnosis(
-        "workload-failing",
-        "evicted-by-device-taint",
-        f"Pod {pod.ref} was evicted because a device it uses got a NoExecute taint.",
-        [
-            _of(
-                pod,
-                "status.conditions[DisruptionTarget]",
-                f"{condition.get('reason')}: {text(condition.get('message'))}",
+    marked = text(condition.get("lastTransitionTime"))
+    evidence = [
+        _of(
+            pod,
+            "status.conditions[DisruptionTarget]",
+            f"{condition.get('reason')}: {text(condition.get('message'))}"
+            + (f" (at {marked})" if marked else ""),
+        )
+    ]
+    causes = [e for e in health.pod_taints(pod) if not e.preview]
+    when = f" at {marked}" if marked else ""
+    if causes:
+        first = causes[0]
+        device = "/".join(first.device.key)
+        added = first.source.time_added
+        tolerated = (
+            f", tolerated for {health.duration(first.delay)} (tolerationSeconds)"
+            if first.delay
+            else ""
+        )
+        summary = (
+            f"Pod {pod.ref} was evicted{when} because device {device} of ResourceClaim "
+            f"{first.claim.ref} got NoExecute taint {first.source.spelled} from "
+            f"{first.source.kind} {first.source.name}"
+            + (f" (added {added})" if added else "")
+            + tolerated
+            + "."
+        )
+        for e in causes:
+            field_name = (
+                "spec.taint"
+                if e.source.kind == "DeviceTaintRule"
+                else f"spec.devices[{e.device.name}].taints"
             )
-        ],
-        [
+            detail = f"{e.source.spelled} on {'/'.join(e.device.key)}"
+            if e.source.time_added:
+                detail += f", added {e.source.time_added}"
+            evidence.append(Evidence(e.source.kind, "", e.source.name, field_name, detail))
+        evidence += [
+            _of(e.claim, "status.allocation", f"{e.result.request}: {'/'.join(e.device.key)}")
+            for e in causes[:1]
+        ]
+        steps = [
+            _describe(pod),
+            f"kubectl get devicetaintrule {first.source.name} -o yaml"
+            if first.source.kind == "DeviceTaintRule"
+            else f"kubectl get resourceslice {first.source.name} -o yaml",
+            f"Check device {device} with the {first.device.driver} driver; the taint goes away "
+            "when the driver (or the rule) removes it. If the Pod may keep running on a tainted "
+            "device, add a toleration (effect NoExecute, with tolerationSeconds) to the request.",
+        ]
+    else:
+        summary = (
+            f"Pod {pod.ref} was evicted{when} because a device it uses got a NoExecute taint; "
+            "the snapshot no longer shows a NoExecute taint on its devices (removed since, or "
+            "its claim released)."
+        )
+        steps = [
             _describe(pod),
             "kubectl get devicetaintrules; kubectl get resourceslices -o yaml | "
             "grep -B2 -A4 taints",
             "Fix the device, or add a toleration with tolerationSeconds to "
             "the request if the Pod may keep running on a tainted device.",
+        ]
+    evidence += _event_evidence(pod, "DeviceTaintManagerEviction")
+    return Diagnosis("workload-failing", "evicted-by-device-taint", summary, evidence, steps)
+
+
+def _report_evidence(report: HealthReport) -> Evidence:
+    detail = f"{report.resource}: {report.device_name} {report.health}"
+    if report.message:
+        detail += f" ({report.message})"
+    kind = "initContainerStatuses" if report.init else "containerStatuses"
+    return _of(report.pod, f"status.{kind}[{report.container}].allocatedResourcesStatus", detail)
+
+
+def _device_unhealthy(pod: Pod, failing: Diagnosis | None) -> Diagnosis | None:
+    """A device of a running or failing Pod that the kubelet reports Unhealthy (KEP-4680)."""
+    reports = health.unhealthy(pod)
+    if not reports or pod.phase == "Succeeded":
+        return None
+    first = reports[0]
+    claim = f"ResourceClaim {first.claim.ref}" if first.claim else f"claim {first.pod_claim}"
+    devices = list(dict.fromkeys(r.device_name for r in reports))
+    others = f" (and {plural(len(devices) - 1, 'more device')})" if len(devices) > 1 else ""
+    state = f"; the workload fails too ({failing.reason})" if failing else ""
+    driver = first.device_key[0] if first.device_key else "the driver"
+    return Diagnosis(
+        "workload-failing",
+        "device-unhealthy",
+        f"The kubelet reports device {first.device_name} of {claim} Unhealthy in container "
+        f"{first.container} of Pod {pod.ref}{others}{state}.",
+        [_report_evidence(r) for r in reports]
+        + (failing.evidence if failing else [])
+        + _event_evidence(pod, "DeviceTaintManagerEviction"),
+        [
+            _describe(pod),
+            f"Check the device with the {driver} driver (its kubelet plugin's logs on "
+            f"{pod.node_name}); a driver taints an unhealthy device so that no new claim gets "
+            "it: kubectl get resourceslices -o yaml | grep -B2 -A4 taints",
+            "Recreate the Pod so that it gets a healthy device, once the bad one is tainted "
+            "or removed.",
         ],
     )
+
+
+def _with_unknown_health(pod: Pod, verdict: Diagnosis) -> Diagnosis:
+    """Health the kubelet cannot determine is evidence, not a verdict: said in the summary."""
+    reports = health.unknown(pod)
+    if not reports:
+        return verdict
+    names = list(dict.fromkeys(r.device_name for r in reports))
+    devices = ("devices " if len(names) > 1 else "device ") + listing(names, 3)
+    verdict.summary = (
+        verdict.summary.rstrip(".")
+        + f"; the kubelet reports the health of {devices} as Unknown (the driver does not "
+        "report it, or stopped reporting)."
+    )
+    verdict.evidence += [_report_evidence(r) for r in reports]
+    return verdict
 
 
 # --- claims ------------------------------------------------------------------------------
