@@ -145,6 +145,12 @@ class DeviceRecord:
             "node": d.node_name or None,
             "allocated_to": claims[0] if claims else None,
             "taints": d.taints,
+            # Each taint with "effect", "time_added" and where it comes from:
+            # "source_kind" ResourceSlice | DeviceTaintRule and "source_name" (TaintSource).
+            "taint_sources": [t.as_dict() for t in d.taint_sources],
+            # The kubelet's reports of it in the Pods using it (HealthReport.as_dict: "health"
+            # Healthy | Unhealthy | Unknown, "pod", "container", "claim", …).
+            "health": [r.as_dict() for r in d.health],
             "status": self.status,
             "classes": self.classes,
             "claims": claims,

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dradash.dra import extended as extended_resources
-from dradash.dra import gangs
+from dradash.dra import gangs, health
 from dradash.dra.capacity import (
     Alternative,
     Capacity,
@@ -39,6 +39,7 @@ from dradash.dra.objects import (
     AllocationResult,
     Device,
     DeviceClass,
+    HealthReport,
     Job,
     Node,
     Pod,
@@ -114,6 +115,12 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "pool-duplicate-device": ("ResourceSlice",),
     "pool-empty": ("ResourceSlice",),
     "device-tainted": ("ResourceSlice",),
+    # Pods on a node whose claims hold a device with a NoExecute (or None: preview) taint.
+    "taint-eviction": ("ResourceSlice", "ResourceClaim", "Pod"),
+    # The kubelet's reports in the Pods' allocatedResourcesStatus.
+    "device-unhealthy": ("Pod",),
+    # Devices drawing on one counter set with a tainted or unhealthy one (reports are Pods').
+    "unhealthy-parent-allocatable": ("ResourceSlice",),
     "dangling-allocation": ("ResourceClaim", "ResourceSlice"),
     "no-preemption": ("Pod", "ResourceClaim", "ResourceSlice", "DeviceClass"),
     "parallelism-exceeds-capacity": ("Job", "ResourceClaim", "ResourceSlice", "DeviceClass"),
@@ -180,6 +187,9 @@ def _find(state: ClusterState) -> list[Finding]:
         _class_missing,
         _pool_findings,
         _device_tainted,
+        _taint_evictions,
+        _device_unhealthy,
+        _shared_counters,
         _dangling_allocations,
         _capacity_findings,
         _extended_conflicts,
@@ -808,6 +818,144 @@ def _device_tainted(state: ClusterState, enabled: frozenset[str]) -> Iterable[Fi
             )
             + f" — check the device's health with the {driver} driver; the taint goes away "
             "when the driver (or the rule) removes it.",
+        )
+
+
+def _taint_evictions(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    """Per taint (a DeviceTaintRule's, or a slice's on one device), the Pods it evicts, has
+    evicted or, with effect None, would evict; with the rule's EvictionInProgress condition."""
+    if "taint-eviction" not in enabled:
+        return
+    now = timestamp(state.meta.captured_at)
+    groups: dict[tuple[str, str, str], list[health.Eviction]] = defaultdict(list)
+    for e in health.evictions(state):
+        groups[(e.source.kind, e.source.name, e.source.spelled)].append(e)
+    for (kind, name, spelled), found in sorted(groups.items()):
+        first = found[0]
+        preview = first.preview
+        devices = sorted({"/".join(e.device.key) for e in found})
+        by_state: dict[str, list[str]] = defaultdict(list)
+        for e in found:
+            label = e.pod.ref
+            if e.state(now) == "tolerated":
+                label += f" (tolerated until {e.as_dict(now)['evict_at']})"
+            by_state[e.state(now)].append(label)
+        parts = [
+            f"{verb} {listing(sorted(set(pods)), LISTED)}"
+            for state_name, verb in (
+                ("evicted", "evicted"),
+                ("due", "evicts"),
+                ("tolerated", "will evict"),
+                ("would-evict", "would evict, were its effect NoExecute,"),
+            )
+            if (pods := by_state.get(state_name))
+        ]
+        condition = first.source.rule.eviction_condition if first.source.rule else None
+        progress = (
+            f"; its EvictionInProgress condition is {text(condition.get('status'))}"
+            + (f" ({text(condition.get('message'))})" if text(condition.get("message")) else "")
+            if condition is not None
+            else ""
+        )
+        added = f" (added {first.source.time_added})" if first.source.time_added else ""
+        objects = [named(kind, "", name)]
+        objects += [ref(p) for p in dict.fromkeys(e.pod for e in found)]
+        objects += [ref(c) for c in dict.fromkeys(e.claim for e in found)]
+        yield Finding(
+            "taint-eviction",
+            "info" if preview else "warning",
+            f"{kind} {name}'s taint {spelled}{added} on {listing(devices, LISTED)} "
+            f"{'; '.join(parts)}{progress}.",
+            objects,
+            (
+                f"kubectl get devicetaintrule {name} -o yaml"
+                if kind == "DeviceTaintRule"
+                else f"kubectl get resourceslice {name} -o yaml"
+            )
+            + (
+                " — set its effect to NoExecute to evict them, or add a toleration "
+                "(effect NoExecute) to the requests that may keep the device."
+                if preview
+                else " — Pods that may keep running on the device need a toleration with effect "
+                "NoExecute (tolerationSeconds to delay) in their claim's request; the others "
+                "are recreated by their controllers once evicted."
+            ),
+        )
+
+
+def _device_unhealthy(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    """Devices the kubelet reports Unhealthy, one finding per device, with the Pods using it."""
+    if "device-unhealthy" not in enabled:
+        return
+    groups: dict[str, list[HealthReport]] = defaultdict(list)
+    for pod in state.pods.values():
+        for r in pod.health:
+            if r.health == "Unhealthy":
+                groups[r.device_name].append(r)
+    for name, reports in sorted(groups.items()):
+        device = reports[0].device
+        pods = sorted({r.pod.ref for r in reports})
+        claims = sorted({r.claim.ref for r in reports if r.claim is not None})
+        messages = sorted({r.message for r in reports if r.message})
+        objects = [ref(p) for p in dict.fromkeys(r.pod for r in reports)]
+        objects += [ref(c) for c in dict.fromkeys(r.claim for r in reports if r.claim)]
+        if device is not None:
+            objects.insert(0, ref(device.slice))
+        tainted = device is not None and health.blocking(device)
+        driver = name.split("/", 1)[0] if device is not None else "its"
+        yield Finding(
+            "device-unhealthy",
+            "error",
+            f"Device {name} is reported Unhealthy"
+            + (f" ({'; '.join(messages)})" if messages else "")
+            + f" in {plural(len(pods), 'Pod')} using it: {listing(pods, LISTED)}"
+            + (f" (ResourceClaim {listing(claims, LISTED)})" if claims else "")
+            + (
+                ""
+                if tainted or device is None
+                else "; the device carries no taint, so new claims can still get it"
+            )
+            + ".",
+            objects,
+            f"Check the device with the {driver} driver; kubectl describe pod "
+            f"{reports[0].pod.name} -n {reports[0].pod.namespace} shows the report under its "
+            "container's allocatedResourcesStatus.",
+        )
+
+
+def _shared_counters(state: ClusterState, enabled: frozenset[str]) -> Iterable[Finding]:
+    """Partitions sharing a counter set with a tainted or unhealthy device that are not
+    tainted themselves: still allocatable (dra-driver-nvidia-gpu #1316, MIG on a GPU with a
+    fatal XID)."""
+    if "unhealthy-parent-allocatable" not in enabled:
+        return
+    for risk in health.shared_counter_risks(state):
+        bad = risk.device
+        key = "/".join(bad.key)
+        free = [d.name for d in risk.free]
+        used = [d.name for d in risk.allocated]
+        parts = []
+        if free:
+            parts.append(
+                f"{listing(free, LISTED)} {'is' if len(free) == 1 else 'are'} free and "
+                "still allocatable"
+            )
+        if used:
+            parts.append(f"{listing(used, LISTED)} {'is' if len(used) == 1 else 'are'} in use")
+        objects = [
+            ref(s)
+            for s in dict.fromkeys([bad.slice, *(d.slice for d in risk.free + risk.allocated)])
+        ]
+        yield Finding(
+            "unhealthy-parent-allocatable",
+            "warning" if free else "info",
+            f"Device {key} {risk.why}, but {plural(len(free) + len(used), 'device')} drawing on "
+            f"the same counter set {risk.counter_set} carry no such taint: "
+            f"{'; '.join(parts)}.",
+            objects,
+            f"Taint them too (a DeviceTaintRule with deviceSelector driver {bad.driver}, pool "
+            f"{bad.pool_name} and each device), or have the {bad.driver} driver propagate the "
+            "taint to the partitions of the same hardware.",
         )
 
 

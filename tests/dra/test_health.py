@@ -14,10 +14,11 @@ import copy
 from typing import Any
 
 from dradash.dra import health
-from dradash.dra.analysis import diagnosis_dict
+from dradash.dra.analysis import analyse, diagnosis_dict
 from dradash.dra.chain import claim_chain
 from dradash.dra.diagnosis import diagnose_pod
 from dradash.dra.fields import timestamp
+from dradash.dra.findings import NEEDS, find
 from dradash.dra.state import ClusterState, SnapshotMeta
 from tests.dra.builders import (
     DRIVER,
@@ -484,3 +485,134 @@ def test_the_upstream_claim_status_fragment_is_bound() -> None:
     b = health.claim_binding(state, state.claims[("default", "c")])
 
     assert b is not None and b.pending == [] and b.failed == []
+
+
+# --- findings ------------------------------------------------------------------------------
+
+
+def codes(state: ClusterState, code: str) -> list:
+    return [f for f in find(state) if f.code == code]
+
+
+def test_the_new_findings_name_the_kinds_they_rest_on() -> None:
+    assert NEEDS["taint-eviction"] == ("ResourceSlice", "ResourceClaim", "Pod")
+    assert NEEDS["device-unhealthy"] == ("Pod",)
+    assert NEEDS["unhealthy-parent-allocatable"] == ("ResourceSlice",)
+
+
+def test_taint_eviction_names_the_rule_its_pods_and_its_condition() -> None:
+    state = eviction_state(result())
+    state.taint_rules["xid"].raw["status"] = {
+        "conditions": [
+            {
+                "type": "EvictionInProgress",
+                "status": "True",
+                "reason": "PodsPendingEviction",
+                "message": "1 pod needs to be evicted",
+                "lastTransitionTime": "2026-08-10T11:58:01Z",
+            }
+        ]
+    }
+
+    (f,) = codes(state, "taint-eviction")
+
+    assert f.severity == "warning"
+    assert "DeviceTaintRule xid" in f.message and "evicts default/train" in f.message
+    assert "EvictionInProgress condition is True (1 pod needs to be evicted)" in f.message
+    assert {"kind": "DeviceTaintRule", "namespace": "", "name": "xid"} in f.objects
+    assert {"kind": "Pod", "namespace": "default", "name": "train"} in f.objects
+    assert f.next_step.startswith("kubectl get devicetaintrule xid -o yaml")
+
+
+def test_taint_eviction_says_until_when_a_pod_is_tolerated() -> None:
+    (f,) = codes(eviction_state(tolerating(300)), "taint-eviction")
+
+    assert "will evict default/train (tolerated until 2026-08-10T12:03:00Z)" in f.message
+
+
+def test_taint_eviction_with_effect_none_is_a_preview() -> None:
+    (f,) = codes(eviction_state(result(), effect="None"), "taint-eviction")
+
+    assert f.severity == "info"
+    assert "would evict, were its effect NoExecute, default/train" in f.message
+
+
+def test_no_taint_eviction_for_a_pod_that_tolerates_for_ever() -> None:
+    assert codes(eviction_state(tolerating(None)), "taint-eviction") == []
+
+
+def test_device_unhealthy_lists_the_pods_and_says_the_device_is_untainted() -> None:
+    state = cluster(running_pod(health_entries=[entry("Unhealthy", message="XID 79")]))
+
+    (f,) = codes(state, "device-unhealthy")
+
+    assert f.severity == "error"
+    assert f"Device {DRIVER}/node-1/gpu-0 is reported Unhealthy (XID 79)" in f.message
+    assert "default/train" in f.message and "default/train-gpu" in f.message
+    assert "carries no taint" in f.message
+    assert codes(cluster(running_pod(health_entries=[entry("Unknown")])), "device-unhealthy") == []
+
+
+def mig_state(*extra: dict[str, Any]) -> ClusterState:
+    objects = fixture_objects(
+        "nvidia-gpu__SYNTH__h100-dynamic-mig-partitionable-resourceslices.yaml"
+    )
+    return state_of(*objects, *extra)
+
+
+def test_mig_partitions_of_a_tainted_gpu_are_still_allocatable() -> None:
+    # dra-driver-nvidia-gpu #1316: a fatal XID taints the full GPU only.
+    rule = taint_rule(
+        "gpu-0-xid",
+        {"driver": "gpu.nvidia.com", "device": "gpu-0"},
+        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"},
+    )
+    state = mig_state(rule)
+
+    found = codes(state, "unhealthy-parent-allocatable")
+
+    (f,) = found
+    assert f.severity == "warning"
+    assert (
+        "gpu.nvidia.com/h100-dynmig-node-01/gpu-0 carries taint gpu.nvidia.com/xid=79:NoSchedule"
+        in f.message
+    )
+    assert "gpu-0-counter-set" in f.message
+    assert "gpu-0-mig-1g10gb-19-0" in f.message and "gpu-1-mig" not in f.message
+    assert "still allocatable" in f.message
+
+
+def test_a_taint_with_effect_none_puts_no_partition_at_risk() -> None:
+    rule = taint_rule(
+        "gpu-0-xid",
+        {"driver": "gpu.nvidia.com", "device": "gpu-0"},
+        {"key": "gpu.nvidia.com/xid", "value": "43", "effect": "None"},
+    )
+    assert codes(mig_state(rule), "unhealthy-parent-allocatable") == []
+
+
+def test_partitions_tainted_with_their_parent_are_no_risk() -> None:
+    rule = taint_rule(
+        "gpu-0-xid",
+        {"driver": "gpu.nvidia.com", "pool": "h100-dynmig-node-01"},
+        {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoExecute"},
+    )
+    assert codes(mig_state(rule), "unhealthy-parent-allocatable") == []
+
+
+def test_device_records_carry_health_and_taint_sources() -> None:
+    tainted = device("gpu-0", taints=[{**XID, "timeAdded": "2026-08-10T11:00:00Z"}])
+    rule = taint_rule("all", {"driver": DRIVER}, {"key": "maint", "effect": "None"})
+    state = cluster(
+        running_pod(health_entries=[entry("Unhealthy")]), rule, devices=[tainted, device("gpu-1")]
+    )
+
+    rows = {r.device.name: r.as_dict() for r in analyse(state).devices}
+
+    assert [t["source_kind"] for t in rows["gpu-0"]["taint_sources"]] == [
+        "ResourceSlice",
+        "DeviceTaintRule",
+    ]
+    assert rows["gpu-0"]["taint_sources"][1]["source_name"] == "all"
+    assert rows["gpu-0"]["health"][0]["pod"] == "default/train"
+    assert rows["gpu-1"]["health"] == []

@@ -8,6 +8,7 @@ the kinds and the checks. A live capture that listed a kind and found none prove
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from .builders import (
     core_event,
     device,
     device_class,
+    fixture_objects,
     generated_claim,
     member,
     node,
@@ -34,6 +36,7 @@ from .builders import (
     request,
     resource_slice,
     result,
+    taint_rule,
 )
 
 DEMO_DRIVER = "gpu.nvidia.com"
@@ -87,6 +90,39 @@ def scenario() -> list[dict[str, Any]]:
         resource_slice("empty", pool="empty-node", devices=[], node_name="empty-node"),
         resource_slice(
             "twice", pool="twice-node", devices=[device("gpu-0"), device("gpu-0")], node_name="x"
+        ),
+    ]
+    # A running Pod whose device the kubelet reports Unhealthy and a rule evicting it; MIG
+    # partitions of a tainted GPU, still allocatable.
+    sick = next(
+        o
+        for o in objects
+        if o["kind"] == "Pod"
+        and o["metadata"]["name"] == "pod0"
+        and o["metadata"]["namespace"] == "gpu-test1"
+    )
+    sick = copy.deepcopy(sick)
+    objects = [o for o in objects if not (o["kind"] == "Pod" and o["metadata"] == sick["metadata"])]
+    sick["status"]["containerStatuses"][0]["allocatedResourcesStatus"] = [
+        {
+            "name": "claim:gpu",
+            "resources": [
+                {"resourceID": "gpu.example.com/gpu-example-worker-1/gpu-0", "health": "Unhealthy"}
+            ],
+        }
+    ]
+    objects += [
+        sick,
+        taint_rule(
+            "worker-1-gpu-0",
+            {"driver": "gpu.example.com", "pool": "gpu-example-worker-1", "device": "gpu-0"},
+            {"key": "gpu.example.com/unhealthy", "effect": "NoExecute"},
+        ),
+        *fixture_objects("nvidia-gpu__SYNTH__h100-dynamic-mig-partitionable-resourceslices.yaml"),
+        taint_rule(
+            "h100-gpu-0",
+            {"driver": "gpu.nvidia.com", "pool": "h100-dynmig-node-01", "device": "gpu-0"},
+            {"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoSchedule"},
         ),
     ]
     return objects
