@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+
+from dradash.sharing.pages import page_title
+from dradash.sharing.services import share_link_create, shared_view_allowed
+from tests import gang_cluster
+from tests.sharing.conftest import page_urls, share_url
+from tests.stored import import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +155,173 @@ def test_an_unknown_device_is_a_404(client_logged_in, api_client, demo) -> None:
     assert f"Device {NVIDIA}/{H100}/gpu-99 is not in snapshot #{later}" in html
     url = f"/api/v1/snapshots/{later}/devices/{NVIDIA}/{H100}/gpu-99"
     assert api_client.get(url).status_code == 404
+
+
+def test_the_node_and_device_pages_render_as_fragments_for_htmx(client_logged_in, demo) -> None:
+    later = demo[-1].pk
+    for url in (
+        reverse("node-detail", args=[later, H100]),
+        reverse("device-detail", args=[later, *GPU5]),
+    ):
+        response = client_logged_in.get(url, headers={"HX-Request": "true"})
+        assert response.status_code == 200
+        assert "<html" not in response.content.decode()
+
+
+def test_the_node_and_device_pages_need_a_login(client, api_client, demo) -> None:
+    later = demo[-1].pk
+    for url in (
+        reverse("node-detail", args=[later, H100]),
+        reverse("device-detail", args=[later, *GPU5]),
+    ):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+    for url in (
+        f"/api/v1/snapshots/{later}/nodes/{H100}",
+        f"/api/v1/snapshots/{later}/devices/{'/'.join(GPU5)}",
+    ):
+        assert client.get(url).status_code in (401, 403)
+
+
+# --- links to them ---------------------------------------------------------------------------
+
+
+def test_a_pods_page_links_its_node_and_its_claims_devices(client_logged_in, demo) -> None:
+    later = demo[-1].pk
+    html = get(client_logged_in, "pod-detail", later, "batch", "etl-worker-7")
+    node = reverse("node-detail", args=[later, H100])
+    assert f'<a href="{node}" class="node-link">{H100}</a>' in section(html, "pod-node", "</dd>")
+    assert f'href="{reverse("device-detail", args=[later, *GPU5])}"' in html
+
+
+def test_a_claims_page_links_its_allocated_device_and_node(client_logged_in, demo) -> None:
+    later = demo[-1].pk
+    html = get(client_logged_in, "claim-detail", later, *HOLDER.split("/"))
+    head = section(html, 'class="device-head"', "</div>")
+    assert f'href="{reverse("device-detail", args=[later, *GPU5])}"' in head
+    assert f'href="{reverse("node-detail", args=[later, H100])}"' in html
+
+
+def test_the_lists_link_nodes_and_devices(client_logged_in, demo) -> None:
+    later = demo[-1].pk
+    node = f'href="{reverse("node-detail", args=[later, H100])}"'
+    assert node in get(client_logged_in, "pod-list", later)
+    assert node in get(client_logged_in, "claim-list", later)
+    devices = client_logged_in.get(reverse("device-list", args=[later]), {"node": H100})
+    html = htmllib.unescape(devices.content.decode())
+    assert node in html
+    assert f'href="{reverse("device-detail", args=[later, *GPU5])}"' in html
+
+
+def test_search_links_the_nodes_it_finds(client_logged_in, demo) -> None:
+    later = demo[-1].pk
+    response = client_logged_in.get(reverse("snapshot-search", args=[later]), {"q": "h100"})
+    assert f'href="{reverse("node-detail", args=[later, H100])}"' in response.content.decode()
+
+
+def test_a_verdict_naming_a_node_the_snapshot_lacks_links_to_a_404_that_says_so(
+    client_logged_in, demo
+) -> None:
+    later = demo[-1].pk
+    html = get(client_logged_in, "node-detail", later, "gpu-example-worker-9", status=404)
+    assert "Node gpu-example-worker-9 is not in snapshot" in words(html)
+
+
+# --- share links -----------------------------------------------------------------------------
+
+
+def test_a_share_link_opens_the_node_and_device_pages_of_its_snapshot_only(
+    client, demo, user
+) -> None:
+    earlier, later = demo
+    _, token = share_link_create(snapshot=later, user=user, expires_in=timedelta(days=1))
+    for path in (
+        reverse("node-detail", args=[later.pk, H100]),
+        reverse("device-detail", args=[later.pk, *GPU5]),
+    ):
+        response = client.get(share_url(token, path))
+        assert response.status_code == 200, path
+        for _, _, url in page_urls(response.content.decode()):
+            if url.startswith("/static/") or url.startswith("?"):
+                continue
+            rest = "/" + url.split("?")[0].removeprefix(f"/share/{token}/")
+            assert rest == "/" or shared_view_allowed(
+                path_info=rest, method="GET", snapshot_id=later.pk
+            ), (path, url)
+    other = reverse("device-detail", args=[earlier.pk, *GPU5])
+    assert client.get(share_url(token, other)).status_code == 404
+    assert page_title(reverse("node-detail", args=[later.pk, H100])) == f"node {H100}"
+
+
+# --- a cluster of its own: hostile strings, a pool with slashes --------------------------------
+
+HOSTILE = '<script>alert("x")</script>'
+
+
+def _cluster() -> list[dict[str, Any]]:
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n-1", "uid": "u-n1", "labels": {"kubernetes.io/hostname": "n-1"}},
+        "spec": {"taints": [{"key": "k", "value": HOSTILE, "effect": "NoSchedule"}]},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "message": HOSTILE}]},
+    }
+    resource_slice = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "n-1-gpu.example.com", "uid": "u-s1"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "nodeName": "n-1",
+            "pool": {"name": "rack-1/n-1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": "gpu-0",
+                    "attributes": {
+                        "model": {"string": HOSTILE},
+                        "index": {"int": 0},
+                        "healthy": {"bool": True},
+                        "driverVersion": {"version": "1.2.3"},
+                    },
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+            ],
+        },
+    }
+    return [node, resource_slice]
+
+
+@pytest.fixture
+def hostile(db: None) -> Any:
+    return import_analysed(files=[("c.json", gang_cluster.bundle(_cluster()))])
+
+
+def test_a_pool_with_slashes_has_a_device_page_and_api(client_logged_in, api_client, hostile):
+    url = reverse("device-detail", args=[hostile.pk, "gpu.example.com", "rack-1/n-1", "gpu-0"])
+    assert url.endswith("/devices/gpu.example.com/rack-1/n-1/gpu-0/")
+    html = get(
+        client_logged_in, "device-detail", hostile.pk, "gpu.example.com", "rack-1/n-1", "gpu-0"
+    )
+    rows = re.findall(r"<tr><td><code>([^<]+)</code></td><td[^>]*>([^<]+)</td>", html)
+    assert {("model", "string"), ("index", "int"), ("healthy", "bool")} <= set(rows)
+    assert ("driverVersion", "version") in rows
+    data = api_client.get(
+        f"/api/v1/snapshots/{hostile.pk}/devices/gpu.example.com/rack-1/n-1/gpu-0"
+    ).json()
+    assert data["pool"] == "rack-1/n-1" and data["node"] == "n-1"
+    assert data["attributes"]["model"] == {"string": HOSTILE}
+    node = api_client.get(f"/api/v1/snapshots/{hostile.pk}/nodes/n-1").json()
+    assert [d["device"] for d in node["devices"]] == ["gpu-0"]
+    assert node["drivers"][0]["slices"][0]["pool"] == "rack-1/n-1"
+
+
+def test_cluster_strings_on_the_node_and_device_pages_are_escaped(client_logged_in, hostile):
+    for args in (
+        ("node-detail", "n-1"),
+        ("device-detail", "gpu.example.com", "rack-1/n-1", "gpu-0"),
+    ):
+        response = client_logged_in.get(reverse(args[0], args=[hostile.pk, *args[1:]]))
+        assert response.status_code == 200
+        body = response.content.decode()
+        assert "<script>alert" not in body
+        assert "&lt;script&gt;alert" in body
