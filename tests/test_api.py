@@ -93,6 +93,11 @@ def test_every_operation_answers_with_and_without_a_trailing_slash(
             url = url.replace("eval-h200", "h200-eval")
         if "/podgroups" in url:
             url = _concrete(path, gang).replace("llm-eval/eval-h200", "ml/train")
+        if "/nodes/" in url:
+            url = url.replace("eval-h200", "h100-node-01")
+        if "{driver}" in url:
+            device = "gpu.nvidia.com/h100-node-01/gpu-5"
+            url = url.replace("{driver}/{pool}/{device}", device)
         if url.endswith("/search"):
             url += "?q=gpu"
         path_part, _, params = url.partition("?")

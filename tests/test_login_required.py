@@ -20,6 +20,8 @@ PAGES = [
     ("claim-detail", (1, "gpu-test2", "single-gpu")),
     ("run-detail", (1,)),
     ("class-detail", (1, "gpu.nvidia.com")),
+    ("node-detail", (1, "h100-node-01")),
+    ("device-detail", (1, "gpu.nvidia.com", "h100-node-01", "gpu-5")),
     ("playground", ()),
 ]
 

@@ -295,6 +295,7 @@ class DeviceRow(models.Model):
             models.Index(fields=["snapshot", "node", "position"]),
             models.Index(fields=["snapshot", "driver", "pool", "position"]),
             models.Index(fields=["snapshot", "status", "position"]),
+            models.Index(fields=["driver", "pool", "device"]),  # history across snapshots
         ]
 
     def __str__(self) -> str:
@@ -324,3 +325,19 @@ class PoolRow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}"
+
+
+class NodeRow(models.Model):
+    """A Node of the snapshot (the node page and API): its drivers and slices, taints, Ready
+    condition, the DRA Pods on it and its events; its devices are its DeviceRows."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=253)
+    data = models.JSONField()  # dradash.dra.analysis.node_dict: what the API serves
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["snapshot", "name"], name="one_node_row")]
+
+    def __str__(self) -> str:
+        return self.name

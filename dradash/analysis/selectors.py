@@ -20,11 +20,13 @@ from dradash.analysis.models import (
     Explanation,
     Finding,
     FindingObject,
+    NodeRow,
     PodGroupRow,
     PodVerdict,
     PoolRow,
     SnapshotAnalysis,
     Verdict,
+    unlines,
 )
 from dradash.dra import analysis, diagnosis
 from dradash.dra import chain as chains
@@ -443,3 +445,76 @@ def snapshot_search(snapshot: Snapshot, query: str, *, limit: int = SEARCH_SHOWN
         claim_total=claims.count(),
         node_total=len(nodes),
     )
+
+
+# --- nodes and devices ------------------------------------------------------------------------
+
+
+def node_detail(snapshot: Snapshot, name: str) -> NodeRow | None:
+    """A node's row (``data``: dradash.dra.analysis.node_dict), None when the snapshot has no
+    such Node."""
+    return NodeRow.objects.filter(snapshot=snapshot, name=name).first()
+
+
+def node_devices(snapshot: Snapshot, name: str) -> list[DeviceRow]:
+    """The devices of the node's own slices (node-local), driver → pool → name."""
+    return list(
+        DeviceRow.objects.filter(snapshot=snapshot, node=name)
+        .defer("attributes", "tokens")
+        .order_by("position")
+    )
+
+
+def node_names(snapshot_id: int) -> set[str]:
+    """The names of the snapshot's Nodes (those that have a page)."""
+    return set(NodeRow.objects.filter(snapshot_id=snapshot_id).values_list("name", flat=True))
+
+
+def node_exists(snapshot: Snapshot, name: str) -> bool:
+    return NodeRow.objects.filter(snapshot=snapshot, name=name).exists()
+
+
+def device_detail(snapshot: Snapshot, driver: str, pool: str, device: str) -> DeviceRow | None:
+    return (
+        DeviceRow.objects.filter(snapshot=snapshot, driver=driver, pool=pool, device=device)
+        .defer("attributes", "tokens")
+        .first()
+    )
+
+
+def device_pool(snapshot: Snapshot, driver: str, pool: str) -> dict[str, Any] | None:
+    """The device's pool (pool_dict), with its shared counters."""
+    data: dict[str, Any] | None = (
+        PoolRow.objects.filter(snapshot=snapshot, driver=driver, pool=pool)
+        .values_list("data", flat=True)
+        .first()
+    )
+    return data
+
+
+def device_history(snapshot: Snapshot, driver: str, pool: str, device: str) -> list[dict[str, Any]]:
+    """The device in the cluster's analysed snapshots, newest first (the last HISTORY_SHOWN):
+    {"snapshot", "captured_at", "status", "claims", "pods", "tainted"}. A snapshot without the
+    device is not listed."""
+    rows = (
+        DeviceRow.objects.filter(
+            driver=driver,
+            pool=pool,
+            device=device,
+            snapshot__cluster_id=snapshot.cluster_id,
+            snapshot__analysis__status=SnapshotAnalysis.Status.DONE,
+        )
+        .order_by("-snapshot__captured_at", "-snapshot_id")
+        .values("snapshot_id", "snapshot__captured_at", "status", "tainted", "claims", "data__pods")
+    )[:HISTORY_SHOWN]
+    return [
+        {
+            "snapshot": r["snapshot_id"],
+            "captured_at": r["snapshot__captured_at"],
+            "status": r["status"],
+            "claims": unlines(r["claims"]),
+            "pods": r["data__pods"] or [],
+            "tainted": r["tainted"],
+        }
+        for r in rows
+    ]

@@ -24,6 +24,7 @@ from dradash.analysis.models import (
     Explanation,
     Finding,
     FindingObject,
+    NodeRow,
     PodGroupRow,
     PodVerdict,
     PoolRow,
@@ -283,6 +284,7 @@ def _store(
         Finding,
         DeviceRow,
         PoolRow,
+        NodeRow,
     ):
         model.objects.filter(snapshot=snapshot).delete()
     Explanation.objects.filter(snapshot=snapshot).delete()
@@ -461,6 +463,11 @@ def _store(
             ]
             for position, p in enumerate(result.pools)
         ),
+    )
+    _copy(
+        NodeRow,
+        ["snapshot_id", "name", "data"],
+        ([snapshot.pk, n.name, _dumps(n.data)] for n in result.nodes),
     )
     if on_postgresql:  # the planner's statistics, for the token lookups of the new rows
         with connection.cursor() as cursor:

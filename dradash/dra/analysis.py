@@ -20,12 +20,13 @@ from typing import Any
 
 from dradash.dra import capacity, checklist, diagnosis, findings, gangs, inventory, matching
 from dradash.dra.allocator import Explanation, SearchBudget
+from dradash.dra.allocator.consumable import quantity_of
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
-from dradash.dra.fields import mapping, text
+from dradash.dra.fields import mapping, mappings, strings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
-from dradash.dra.objects import Device, Pod, ResourceClaim
+from dradash.dra.objects import Device, Node, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
 
 # How bad a verdict is, for lists sorted worst first and for alerts.
@@ -159,6 +160,26 @@ class DeviceRecord:
             "capacity": d.capacity,
             "consumes_counters": d.consumes_counters,
             "consumed_capacity": inventory.consumed_capacity(d),
+            # Its page's (the device page): where each taint comes from, binding, holders.
+            "slice": d.slice.name,
+            "node_access": d.slice.node_access,
+            "taint_sources": [{"taint": t, "rule": None} for t in mappings(d.raw.get("taints"))]
+            + [{"taint": t, "rule": rule.name} for rule, t in d.rule_taints],
+            "binding_conditions": d.binding_conditions,
+            "binding_failure_conditions": strings(d.raw.get("bindingFailureConditions")),
+            "binds_to_node": d.raw.get("bindsToNode") is True,
+            "allocations": [
+                {
+                    "claim": a.claim.ref,
+                    "request": a.request,
+                    "admin_access": a.admin_access,
+                    "conditions": [
+                        {k: text(c.get(k)) for k in CONDITION_FIELDS}
+                        for c in mappings((a.device_status or {}).get("conditions"))
+                    ],
+                }
+                for a in d.allocations
+            ],
         }
 
     def tokens(self) -> list[str]:
@@ -189,6 +210,90 @@ def _json(value: str | int | bool) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+CONDITION_FIELDS = ("type", "status", "reason", "message", "lastTransitionTime")
+# The labels of a node its page shows: which node it is and where.
+NODE_LABELS = (
+    "kubernetes.io/hostname",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "node.kubernetes.io/instance-type",
+)
+NODE_EVENTS = 50  # the latest events of a node its page and API show
+
+
+@dataclass
+class NodeRecord:
+    """A node: its page's and API's JSON (node_dict)."""
+
+    name: str
+    data: dict[str, Any]
+
+
+def node_dict(
+    state: ClusterState, node: Node, verdicts: dict[tuple[str, str], Diagnosis]
+) -> dict[str, Any]:
+    """The node API's JSON (DESIGN "Kubernetes 1.37 workloads"): the labels that say which node
+    it is, its Ready condition and taints, the DRA drivers whose slices reach it (its own and
+    shared ones), the DRA Pods on it with their verdicts, its latest events. Its devices are
+    the device rows of the node (the devices API)."""
+    ready = next((c for c in node.conditions if c.get("type") == "Ready"), None)
+    drivers: dict[str, list[dict[str, Any]]] = {}
+    for s in sorted(node.slices, key=lambda s: (s.driver, s.pool_name, s.name)):
+        drivers.setdefault(s.driver, []).append(
+            {
+                "name": s.name,
+                "pool": s.pool_name,
+                "node_access": s.node_access,
+                "generation": s.generation,
+                # the devices that reach this node (all of a node-local slice's)
+                "devices": sum(1 for d in s.devices if state.device_reaches(d, node)),
+            }
+        )
+    pods = []
+    for pod in sorted(node.pods, key=lambda p: (p.namespace, p.name)):
+        if not pod.uses_dra:
+            continue
+        d = verdicts.get((pod.namespace, pod.name))
+        pods.append(
+            {
+                "namespace": pod.namespace,
+                "name": pod.name,
+                "phase": pod.phase,
+                "stage": d.stage if d else "",
+                "reason": d.reason if d else "",
+            }
+        )
+    return {
+        "name": node.name,
+        "labels": {k: node.labels[k] for k in NODE_LABELS if k in node.labels},
+        "ready": {k: text(ready.get(k)) for k in CONDITION_FIELDS} if ready else None,
+        "unschedulable": node.unschedulable,
+        "taints": node.taints,
+        "drivers": [
+            {
+                "driver": driver,
+                "slices": slices,
+                "local": any(s["node_access"] == "node" for s in slices),
+                "devices": sum(s["devices"] for s in slices),
+            }
+            for driver, slices in drivers.items()
+        ],
+        "pods": pods,
+        "pods_total": len(node.pods),
+        "events": [
+            {
+                "type": e.type,
+                "reason": e.reason,
+                "message": e.message,
+                "count": e.count,
+                "last_seen": e.last_seen,
+                "source": e.source,
+            }
+            for e in node.events[-NODE_EVENTS:][::-1]
+        ],
+    }
+
+
 def device_display(row: dict[str, Any]) -> dict[str, Any]:
     """What the devices page shows of a stored device beyond its API row (DeviceRecord.as_dict),
     made from that row: a few key attributes, every attribute and capacity as text, the
@@ -202,6 +307,12 @@ def device_display(row: dict[str, Any]) -> dict[str, Any]:
         "key_attributes": matching.key_attributes(device, limit=3, capacity=True),  # type: ignore[arg-type]
         "attribute_list": [
             (name, inventory.attribute_text(value))
+            for name, value in sorted(row["attributes"].items())
+            if isinstance(value, dict)
+        ],
+        # every attribute with its type ("string", "int", "version", "bools", …)
+        "attribute_rows": [
+            (name, ", ".join(value) or "?", inventory.attribute_text(value))
             for name, value in sorted(row["attributes"].items())
             if isinstance(value, dict)
         ],
@@ -219,6 +330,40 @@ def device_display(row: dict[str, Any]) -> dict[str, Any]:
         "holders": holders,
         "pod_refs": [tuple(p.split("/", 1)) for p in row.get("pods") or []] if holders else [],
     }
+
+
+def device_counters(row: dict[str, Any], pool: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """What a stored device (DeviceRecord.as_dict) consumes of its pool's shared counters
+    (pool_dict): per counter, its use, the set's total, what the pool's allocated devices
+    consume in all and what is left (None where the pool does not declare the counter)."""
+    declared = {
+        (s["name"], c["name"]): c
+        for s in (pool or {}).get("counter_sets") or []
+        for c in s["counters"]
+    }
+    out = []
+    for use in row.get("consumes_counters") or []:
+        if not isinstance(use, dict):
+            continue
+        name = text(use.get("counterSet"))
+        for counter, value in sorted(mapping(use.get("counters")).items()):
+            total = declared.get((name, counter))
+            left = None
+            if total is not None:
+                whole, used = quantity_of(total["total"]), quantity_of(total["consumed"])
+                if whole is not None and used is not None:
+                    left = str(whole.sub(used))
+            out.append(
+                {
+                    "counter_set": name,
+                    "counter": counter,
+                    "consumes": text(mapping(value).get("value")) or None,
+                    "total": total["total"] if total else None,
+                    "consumed": total["consumed"] if total else None,
+                    "left": left,
+                }
+            )
+    return out
 
 
 def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
@@ -267,6 +412,7 @@ class Analysis:
     summary: dict[str, Any]  # summary_dict
     options: dict[str, dict[str, list[str]]]  # filter choices of the pod, claim, device lists
     pool_slices: dict[tuple[str, str], list[ObjectKey]] = field(default_factory=dict)
+    nodes: list[NodeRecord] = field(default_factory=list)  # every Node, by name
     device_index: matching.DeviceIndex | None = None  # what the playground evaluates over
 
 
@@ -383,6 +529,10 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
                 for key, pool in state.pools.items()
             },
             device_index=matching.DeviceIndex.of(state),
+            nodes=[
+                NodeRecord(name, node_dict(state, node, verdicts.pods))
+                for name, node in sorted(state.nodes.items())
+            ],
         )
 
 

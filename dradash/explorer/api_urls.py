@@ -33,6 +33,16 @@ urlpatterns = [
         name="api-findings",
     ),
     path("snapshots/<int:snapshot_id>/devices", apis.DeviceListApi.as_view(), name="api-devices"),
+    path(
+        "snapshots/<int:snapshot_id>/nodes/<str:name>",
+        apis.NodeApi.as_view(),
+        name="api-node",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/devices/<str:driver>/<path:pool>/<str:device>",
+        apis.DeviceApi.as_view(),
+        name="api-device",
+    ),
     path("snapshots/<int:snapshot_id>/pools", apis.PoolListApi.as_view(), name="api-pools"),
     path(
         "snapshots/<int:snapshot_id>/podgroups",

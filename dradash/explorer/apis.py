@@ -25,7 +25,12 @@ from dradash.analysis.selectors import (
     claim_detail,
     claim_explanation,
     claim_verdicts,
+    device_detail,
+    device_history,
+    device_pool,
     device_rows,
+    node_detail,
+    node_devices,
     pod_detail,
     pod_explanation,
     pod_verdicts,
@@ -36,6 +41,7 @@ from dradash.analysis.selectors import (
     snapshot_search,
 )
 from dradash.dra import inventory
+from dradash.dra.analysis import device_counters
 from dradash.pagination import ListPage, Page, page_parameters
 
 # One class, for the findings list and a diagnosis's findings (an inline serializer takes its
@@ -677,5 +683,232 @@ class SnapshotSearchApi(AnalysedApi):
                     "claims": found.claim_total,
                     "nodes": found.node_total,
                 },
+            }
+        )
+
+
+DEVICE_STATUSES = ["allocated", "unusable", "tainted", "free"]
+NodeSerializer = inline_serializer(
+    "Node",
+    {
+        "name": serializers.CharField(),
+        "labels": serializers.DictField(
+            child=serializers.CharField(),
+            help_text="The labels that say which node it is and where: hostname, zone, region, "
+            "instance type (those it has).",
+        ),
+        "ready": inline_serializer(
+            "NodeReady",
+            {
+                "type": serializers.CharField(),
+                "status": serializers.CharField(),
+                "reason": serializers.CharField(),
+                "message": serializers.CharField(),
+                "lastTransitionTime": serializers.CharField(),
+            },
+            allow_null=True,
+            help_text="Its Ready condition; null when its status has none.",
+        ),
+        "unschedulable": serializers.BooleanField(),
+        "taints": serializers.ListField(child=serializers.DictField()),
+        "drivers": inline_serializer(
+            "NodeDriver",
+            {
+                "driver": serializers.CharField(),
+                "local": serializers.BooleanField(
+                    help_text="Whether a slice of the driver is this node's own (nodeName)."
+                ),
+                "devices": serializers.IntegerField(help_text="Its devices this node reaches."),
+                "slices": inline_serializer(
+                    "NodeSlice",
+                    {
+                        "name": serializers.CharField(),
+                        "pool": serializers.CharField(),
+                        "node_access": serializers.ChoiceField(
+                            choices=["node", "all-nodes", "node-selector", "per-device", "none"]
+                        ),
+                        "generation": serializers.IntegerField(),
+                        "devices": serializers.IntegerField(),
+                    },
+                    many=True,
+                ),
+            },
+            many=True,
+            help_text="The DRA drivers whose current ResourceSlices reach the node: its own "
+            "(node-local) and shared ones (all nodes, a node selector, per device).",
+        ),
+        "devices": inline_serializer(
+            "NodeDevice",
+            {
+                "driver": serializers.CharField(),
+                "pool": serializers.CharField(),
+                "device": serializers.CharField(),
+                "status": serializers.ChoiceField(choices=DEVICE_STATUSES),
+                "claims": serializers.ListField(child=serializers.CharField()),
+                "pods": serializers.ListField(child=serializers.CharField()),
+                "taints": serializers.ListField(child=serializers.DictField()),
+            },
+            many=True,
+            help_text="The devices of its own slices, with the claims (namespace/name) and "
+            "Pods holding them.",
+        ),
+        "pods": inline_serializer(
+            "NodePod",
+            {
+                "namespace": serializers.CharField(),
+                "name": serializers.CharField(),
+                "phase": serializers.CharField(),
+                "stage": serializers.CharField(),
+                "reason": serializers.CharField(),
+            },
+            many=True,
+            help_text="The Pods on it that use DRA, with their verdicts.",
+        ),
+        "pods_total": serializers.IntegerField(help_text="All Pods bound to it."),
+        "events": serializers.ListField(child=serializers.DictField(), help_text="Newest first."),
+    },
+)
+
+
+class NodeApi(AnalysedApi):
+    @extend_schema(
+        operation_id="v1_snapshots_nodes_retrieve",
+        summary="A node: its DRA drivers, devices and Pods",
+        description="A Node as its page shows it: the labels that say which node it is, its "
+        "Ready condition and taints, the DRA drivers whose slices reach it, its devices and "
+        "who holds them, the Pods on it that use DRA with their stage and reason, and its "
+        "latest events. 404 for a node that is not in the snapshot; 503 while the snapshot is "
+        "being analysed.",
+        responses=NodeSerializer,
+    )
+    def get(self, request: Request, snapshot_id: int, name: str) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        node = node_detail(snapshot, name)
+        if node is None:
+            raise Http404(f"No Node {name} in snapshot {snapshot_id}")
+        devices = [
+            {
+                "driver": row.driver,
+                "pool": row.pool,
+                "device": row.device,
+                "status": row.status,
+                "claims": row.data.get("claims", []),
+                "pods": row.data.get("pods", []),
+                "taints": row.data.get("taints", []),
+            }
+            for row in node_devices(snapshot, name)
+        ]
+        return Response({**node.data, "devices": devices})
+
+
+DeviceDetailSerializer = inline_serializer(
+    "DeviceDetail",
+    {
+        "driver": serializers.CharField(),
+        "pool": serializers.CharField(),
+        "device": serializers.CharField(),
+        "node": serializers.CharField(allow_null=True, help_text="null: not node-local"),
+        "node_access": serializers.CharField(),
+        "slice": serializers.CharField(),
+        "status": serializers.ChoiceField(choices=DEVICE_STATUSES),
+        "classes": serializers.ListField(child=serializers.CharField()),
+        "allocated_to": serializers.CharField(allow_null=True),
+        "claims": serializers.ListField(child=serializers.CharField()),
+        "pods": serializers.ListField(child=serializers.CharField()),
+        "attributes": serializers.DictField(
+            child=serializers.DictField(),
+            help_text="Every attribute as published: {name: {type: value}}.",
+        ),
+        "capacity": serializers.DictField(child=serializers.DictField()),
+        "consumed_capacity": serializers.DictField(child=serializers.CharField()),
+        "consumes_counters": serializers.ListField(child=serializers.DictField()),
+        "counters": inline_serializer(
+            "DeviceCounter",
+            {
+                "counter_set": serializers.CharField(),
+                "counter": serializers.CharField(),
+                "consumes": serializers.CharField(allow_null=True),
+                "total": serializers.CharField(allow_null=True),
+                "consumed": serializers.CharField(allow_null=True),
+                "left": serializers.CharField(allow_null=True),
+            },
+            many=True,
+            help_text="What it consumes of its pool's shared counters, with each counter's "
+            "total, what the pool's allocated devices consume and what is left (null where "
+            "the pool declares no such counter).",
+        ),
+        "taints": serializers.ListField(child=serializers.DictField()),
+        "taint_sources": inline_serializer(
+            "DeviceTaintSource",
+            {
+                "taint": serializers.DictField(),
+                "rule": serializers.CharField(
+                    allow_null=True, help_text="The DeviceTaintRule; null: the slice's own."
+                ),
+            },
+            many=True,
+        ),
+        "binding_conditions": serializers.ListField(child=serializers.CharField()),
+        "binding_failure_conditions": serializers.ListField(child=serializers.CharField()),
+        "binds_to_node": serializers.BooleanField(),
+        "allocations": inline_serializer(
+            "DeviceAllocation",
+            {
+                "claim": serializers.CharField(),
+                "request": serializers.CharField(),
+                "admin_access": serializers.BooleanField(),
+                "conditions": serializers.ListField(child=serializers.DictField()),
+            },
+            many=True,
+            help_text="The claims' allocation results naming it, with the conditions the "
+            "claim's status.devices reports for it.",
+        ),
+        "history": inline_serializer(
+            "DeviceHistory",
+            {
+                "snapshot": serializers.IntegerField(),
+                "captured_at": serializers.DateTimeField(),
+                "status": serializers.ChoiceField(choices=DEVICE_STATUSES),
+                "claims": serializers.ListField(child=serializers.CharField()),
+                "pods": serializers.ListField(child=serializers.CharField()),
+                "tainted": serializers.BooleanField(),
+            },
+            many=True,
+            help_text="The device in the cluster's analysed snapshots, newest first (the "
+            "last 50 with it).",
+        ),
+    },
+)
+
+
+class DeviceApi(AnalysedApi):
+    @extend_schema(
+        operation_id="v1_snapshots_devices_detail",
+        summary="A device: attributes, capacity, counters, taints, holders and history",
+        description="A device of the pools the allocator would use, as its page shows it: "
+        "every attribute with its type, capacity and what allocations consume of it, the "
+        "shared counters it consumes and what is left of them, its taints (from its slice and "
+        "from DeviceTaintRules), binding conditions, the claims and Pods holding it, its node, "
+        "and its status in the cluster's snapshots, newest first. A pool's name may contain "
+        "slashes. 404 for a device that is not in the snapshot; 503 while the snapshot is "
+        "being analysed.",
+        responses=DeviceDetailSerializer,
+    )
+    def get(
+        self, request: Request, snapshot_id: int, driver: str, pool: str, device: str
+    ) -> Response:
+        snapshot, _ = self.analysed(snapshot_id)
+        row = device_detail(snapshot, driver, pool, device)
+        if row is None:
+            raise Http404(f"No device {driver}/{pool}/{device} in snapshot {snapshot_id}")
+        history = [
+            {**h, "captured_at": h["captured_at"].isoformat().replace("+00:00", "Z")}
+            for h in device_history(snapshot, driver, pool, device)
+        ]
+        return Response(
+            {
+                **row.data,
+                "counters": device_counters(row.data, device_pool(snapshot, driver, pool)),
+                "history": history,
             }
         )

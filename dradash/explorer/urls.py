@@ -13,6 +13,17 @@ urlpatterns = [
     ),
     path("snapshots/<int:snapshot_id>/pods/", views.pod_list, name="pod-list"),
     path("snapshots/<int:snapshot_id>/devices/", views.device_list, name="device-list"),
+    path(
+        "snapshots/<int:snapshot_id>/nodes/<str:name>/",
+        views.node_page,
+        name="node-detail",
+    ),
+    # A pool's name may hold slashes ("a/b"); a driver's and a device's do not.
+    path(
+        "snapshots/<int:snapshot_id>/devices/<str:driver>/<path:pool>/<str:device>/",
+        views.device_page,
+        name="device-detail",
+    ),
     path("snapshots/<int:snapshot_id>/search/", views.snapshot_search_page, name="snapshot-search"),
     path(
         "snapshots/<int:snapshot_id>/classes/<str:name>/",

@@ -35,9 +35,15 @@ from dradash.analysis.selectors import (
     claim_names,
     claim_verdicts,
     class_claims,
+    device_detail,
     device_entries,
+    device_history,
+    device_pool,
     device_rows,
     member_claims,
+    node_detail,
+    node_devices,
+    node_exists,
     pod_verdicts,
     podgroup_detail,
     podgroup_rows,
@@ -48,6 +54,7 @@ from dradash.analysis.selectors import (
     pod_detail as pod_page,
 )
 from dradash.analysis.views import analysed
+from dradash.dra.analysis import device_counters, device_display
 from dradash.dra.diagnosis import STAGES
 from dradash.explorer.forms import SearchForm
 from dradash.htmx import HtmxHttpRequest, template_for
@@ -359,4 +366,66 @@ def snapshot_search_page(
         request,
         template_for(request, "explorer/search.html", "results"),
         {"snapshot": snapshot, "query": query, "found": found},
+    )
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@analysed
+def node_page(
+    request: HtmxHttpRequest, snapshot: Snapshot, analysis: SnapshotAnalysis, name: str
+) -> HttpResponse:
+    """A node: its drivers and slices, its devices and who holds them, taints, the DRA Pods on
+    it, its events."""
+    node = node_detail(snapshot, name)
+    if node is None:
+        raise Http404(
+            f"Node {name} is not in snapshot #{snapshot.pk}: the snapshot has no Node of that "
+            "name, though a Pod, a claim or a ResourceSlice may name it (a node deleted or "
+            "renamed, or a capture without Nodes)."
+        )
+    devices = node_devices(snapshot, name)
+    return render(
+        request,
+        template_for(request, "explorer/node.html", "content"),
+        {
+            "snapshot": snapshot,
+            "node": node.data,
+            "devices": [(row, device_display(row.data)) for row in devices],
+        },
+    )
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+@analysed
+def device_page(
+    request: HtmxHttpRequest,
+    snapshot: Snapshot,
+    analysis: SnapshotAnalysis,
+    driver: str,
+    pool: str,
+    device: str,
+) -> HttpResponse:
+    """A device: all its attributes, capacity, the counters it consumes, taints, binding
+    conditions, the claims and Pods holding it, its node, and its history in the cluster."""
+    row = device_detail(snapshot, driver, pool, device)
+    if row is None:
+        raise Http404(
+            f"Device {driver}/{pool}/{device} is not in snapshot #{snapshot.pk}: no current "
+            "ResourceSlice of that pool publishes it."
+        )
+    data = row.data
+    return render(
+        request,
+        template_for(request, "explorer/device.html", "content"),
+        {
+            "snapshot": snapshot,
+            "row": row,
+            "data": data,
+            "v": device_display(data),
+            "counters": device_counters(data, device_pool(snapshot, driver, pool)),
+            "history": device_history(snapshot, driver, pool, device),
+            "node_known": bool(row.node) and node_exists(snapshot, row.node),
+        },
     )

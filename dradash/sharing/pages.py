@@ -42,6 +42,10 @@ def page_title(path: str) -> str:
         title = f"claim {kwargs['namespace']}/{kwargs['name']}"
     elif match.url_name == "podgroup-detail":
         title = f"PodGroup {kwargs['namespace']}/{kwargs['name']}"
+    elif match.url_name == "node-detail":
+        title = f"node {kwargs['name']}"
+    elif match.url_name == "device-detail":
+        title = f"device {kwargs['driver']}/{kwargs['pool']}/{kwargs['device']}"
     elif match.url_name == "class-detail":
         title = f"DeviceClass {kwargs['name']}"
     else:

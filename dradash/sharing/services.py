@@ -42,6 +42,8 @@ SHARED_VIEWS = frozenset(
         "podgroup-list",
         "podgroup-detail",
         "device-list",
+        "node-detail",
+        "device-detail",
         "snapshot-checklist",
         "snapshot-capacity",
     }

@@ -1,6 +1,8 @@
 """Names of objects in sentences dradash writes (findings, diff changes, verdicts), linked to
 the pages that show them: Pods, claims and PodGroups (gangs) to their pages, DeviceClasses to
-theirs, pools, nodes and devices to the devices list filtered to them. ``reverse`` keeps every
+theirs, nodes and devices to theirs, pools to the devices list filtered to them. A node is
+linked only where the name is one of the snapshot's Nodes (``nodes``): "no node the Pod may use"
+names none. ``reverse`` keeps every
 link under the share-link prefix when the page is read through one.
 
 The sentences come from dradash's own words ("ResourceClaim ns/name", "Pool driver/pool",
@@ -11,7 +13,7 @@ come with it, so the names are found by text; everything else stays escaped text
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -25,6 +27,7 @@ PAGES = {
     "ResourceClaim": "claim-detail",
     "DeviceClass": "class-detail",
     "PodGroup": "podgroup-detail",
+    "Node": "node-detail",
 }
 NAME = r"[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?"  # a Kubernetes (DNS subdomain) name
 LABEL = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
@@ -51,7 +54,8 @@ HOLDER = re.compile(rf"(?P<namespace>{NAME})/(?P<name>{NAME}){END}")
 Span = tuple[int, int, str]
 
 
-NS, NM = "__namespace__", "__name__"  # placeholders in a page's address, filled per name
+# placeholders in a page's address, filled per name
+NS, NM, DRV, POOL_NAME = "__namespace__", "__name__", "__driver__", "__pool__"
 
 
 @lru_cache(maxsize=64)
@@ -70,9 +74,23 @@ def _url(kind: str, namespace: str, name: str, snapshot_id: int) -> str | None:
     return pattern.replace(NS, quote(namespace)).replace(NM, quote(name))
 
 
-def device_url(snapshot_id: int, driver: str, pool: str, device: str) -> str:
-    """The devices list showing one device."""
-    return _devices(snapshot_id, driver=driver, pool=pool, q=device)
+def device_url(snapshot_id: int, driver: str, pool: str, device: str) -> str | None:
+    """The device's page (a pool's name may hold slashes); None for names no page can have."""
+    if not (driver and pool and device) or "/" in driver or "/" in device:
+        return None
+    if pool.startswith("/") or pool.endswith("/") or "//" in pool:
+        return None
+    pattern = _pattern(get_script_prefix(), "device-detail", snapshot_id, (DRV, POOL_NAME, NM))
+    return (
+        pattern.replace(DRV, quote(driver))
+        .replace(POOL_NAME, quote(pool, safe="/"))
+        .replace(NM, quote(device))
+    )
+
+
+def node_url(snapshot_id: int, name: str) -> str | None:
+    """The node's page."""
+    return _url("Node", "", name, snapshot_id)
 
 
 def _devices(snapshot_id: int, **filters: str) -> str:
@@ -109,15 +127,19 @@ def spans(
     snapshot_id: int,
     namespace: str = "",
     classes: Iterable[str] = (),
+    nodes: Container[str] = (),
 ) -> list[Span]:
     """(start, end, url) of the names in ``text`` that have a page, not overlapping. With a
     ``namespace``, "Pod name" is that namespace's Pod (a claim's consumers). DeviceClasses are
-    linked when they are among ``classes`` (a missing class has no page)."""
+    linked when they are among ``classes`` (a missing class has no page), nodes when they are
+    among ``nodes`` (the snapshot's Nodes)."""
     found: list[Span] = []
     existing = set(classes)
     for ref in refs:
         kind, ns, name = ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")
         if kind == "DeviceClass" and name not in existing:
+            continue
+        if kind == "Node" and name not in nodes:
             continue
         url = _url(kind, ns, name, snapshot_id)
         if url is None:
@@ -141,18 +163,19 @@ def spans(
                 found.append((offset + item.start(), offset + item.end(), url))
     for m in DEVICE.finditer(text):
         url = device_url(snapshot_id, m["driver"], m["pool"], m["device"])
-        found.append((m.start("driver"), m.end("device"), url))
+        if url is not None:
+            found.append((m.start("driver"), m.end("device"), url))
     for m in POOL.finditer(text):
         url = _devices(snapshot_id, driver=m["driver"], pool=m["pool"])
         found.append((m.start("driver"), m.end("pool"), url))
     for m in NODES.finditer(text):
         if m["one"]:
-            found.append((m.start("one"), m.end("one"), _devices(snapshot_id, node=m["one"])))
+            if m["one"] in nodes and (url := node_url(snapshot_id, m["one"])):
+                found.append((m.start("one"), m.end("one"), url))
             continue
         offset = m.start("list")
         for item in LIST_ITEM.finditer(m["list"]):
-            if item[0] != "and":
-                url = _devices(snapshot_id, node=item[0])
+            if item[0] in nodes and (url := node_url(snapshot_id, item[0])):
                 found.append((offset + item.start(), offset + item.end(), url))
     # Leftmost, then longest: "ns/claim" wins over the bare "claim" inside it.
     found.sort(key=lambda s: (s[0], -(s[1] - s[0])))
@@ -171,10 +194,11 @@ def linked(
     snapshot_id: int,
     namespace: str = "",
     classes: Iterable[str] = (),
+    nodes: Container[str] = (),
 ) -> SafeString:
     """``text`` as HTML, the names in it that have a page linked."""
     parts, at = [], 0
-    for start, stop, url in spans(text, refs, snapshot_id, namespace, classes):
+    for start, stop, url in spans(text, refs, snapshot_id, namespace, classes, nodes):
         parts.append(escape(text[at:start]))
         parts.append(format_html('<a href="{}">{}</a>', url, text[start:stop]))
         at = stop

@@ -189,8 +189,8 @@ def results(html: str) -> str:
 
 
 def listed(html: str) -> list[str]:
-    """The device names in the results table, in order."""
-    return re.findall(r"<tr>\s*<td><code>([^<]+)</code>", results(html))
+    """The device names in the results table (each linked to its page), in order."""
+    return re.findall(r"<tr>\s*<td><a [^>]+><code>([^<]+)</code>", results(html))
 
 
 # --- counts ---------------------------------------------------------------------------------------

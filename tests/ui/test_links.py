@@ -61,6 +61,14 @@ def devices(snapshot_id: int, **filters: str) -> str:
     return f"{reverse('device-list', args=[snapshot_id])}?{urlencode(filters)}"
 
 
+def node(snapshot_id: int, name: str) -> str:
+    return reverse("node-detail", args=[snapshot_id, name])
+
+
+def device(snapshot_id: int, driver: str, pool: str, name: str) -> str:
+    return reverse("device-detail", args=[snapshot_id, driver, pool, name])
+
+
 def test_findings_on_the_overview_link_every_object_they_name(client_logged_in, demo) -> None:
     later = demo[-1].pk
     html = get(client_logged_in, reverse("snapshot-detail", args=[later]))
@@ -71,7 +79,7 @@ def test_findings_on_the_overview_link_every_object_they_name(client_logged_in, 
     assert ("manual/pinned-job-gpu-h4j8n", claim) in links
     # DeviceClass gpu.amd.com does not exist: it has no page to link to.
     assert not any(text == "gpu.amd.com" for text, _ in links)
-    assert ("h100-node-01", devices(later, node="h100-node-01")) in links
+    assert ("h100-node-01", node(later, "h100-node-01")) in links
     pool = devices(later, driver="gpu.example.com", pool="gpu-example-worker-3")
     assert ("gpu.example.com/gpu-example-worker-3", pool) in links
     # "shared by 3 Pods (pod0, pod1 and pod2)": the bare names too.
@@ -98,7 +106,7 @@ def test_a_pods_page_links_its_findings_summary_and_evidence(client_logged_in, d
     links = anchors(verdict)
     claim = reverse("claim-detail", args=[later, "manual", "pinned-job-gpu-h4j8n"])
     assert any(href == claim for _, href in links)
-    assert ("h100-node-01", devices(later, node="h100-node-01")) in links
+    assert ("h100-node-01", node(later, "h100-node-01")) in links
     evidence = section(verdict, "<h4>Evidence</h4>", "</ul>")
     assert reverse("pod-detail", args=[later, "manual", "pinned-job"]) in evidence
 
@@ -111,7 +119,7 @@ def test_the_funnel_table_links_the_claims_holding_the_devices(client_logged_in,
     links = anchors(table)
     holder = reverse("claim-detail", args=[later, "gpu-test2", "single-gpu"])
     assert ("gpu-test2/single-gpu", holder) in links
-    gpu0 = devices(later, driver="gpu.example.com", pool="gpu-example-worker-1", q="gpu-0")
+    gpu0 = device(later, "gpu.example.com", "gpu-example-worker-1", "gpu-0")
     assert ("gpu-example-worker-1/gpu-0", gpu0) in links
 
 
@@ -136,9 +144,9 @@ def test_the_diffs_dra_changes_link_their_objects(client_logged_in, demo) -> Non
     assert ("etl-worker-7", pod) in links  # "reserved for Pod etl-worker-7"
     pool = devices(later, driver="gpu.nvidia.com", pool="h100-mig-node-01")
     assert ("gpu.nvidia.com/h100-mig-node-01", pool) in links
-    assert ("gpu-example-worker-3", devices(later, node="gpu-example-worker-3")) in links
-    device = devices(later, driver="gpu.nvidia.com", pool="h100-node-01", q="gpu-5")
-    assert ("gpu.nvidia.com/h100-node-01/gpu-5", device) in links
+    assert ("gpu-example-worker-3", node(later, "gpu-example-worker-3")) in links
+    gpu5 = device(later, "gpu.nvidia.com", "h100-node-01", "gpu-5")
+    assert ("gpu.nvidia.com/h100-node-01/gpu-5", gpu5) in links
 
 
 def test_a_change_about_an_object_gone_links_into_the_snapshot_that_has_it(
@@ -185,11 +193,31 @@ def test_nodes_in_lists_and_devices_by_driver_pool_and_name() -> None:
             "allocated gpu.example.com/pool-a/gpu-1 on nodes n-1, n-2 and n-3, reserved for x",
             [],
             1,
+            nodes={"n-1", "n-2", "n-3"},
         )
     )
-    assert html.count("?node=") == 3 and "node=reserved" not in html
-    device = "?driver=gpu.example.com&amp;pool=pool-a&amp;q=gpu-1"
-    assert f'{device}">gpu.example.com/pool-a/gpu-1</a>' in html
+    assert html.count('href="/snapshots/1/nodes/') == 3 and "nodes/reserved" not in html
+    assert '<a href="/snapshots/1/nodes/n-2/">n-2</a>' in html
+    gpu1 = "/snapshots/1/devices/gpu.example.com/pool-a/gpu-1/"
+    assert f'<a href="{gpu1}">gpu.example.com/pool-a/gpu-1</a>' in html
+
+
+def test_only_the_snapshots_nodes_are_linked_not_the_words_after_node() -> None:
+    text = "no node the Pod may use has 4 of them (at most 3, on node a100-node-01); node gone-1"
+    html = str(
+        linked(
+            text, [{"kind": "Node", "namespace": "", "name": "gone-1"}], 1, nodes={"a100-node-01"}
+        )
+    )
+    assert html.count("<a ") == 1
+    assert '<a href="/snapshots/1/nodes/a100-node-01/">a100-node-01</a>' in html
+    assert "nodes/the/" not in html and "gone-1</a>" not in html
+
+
+def test_a_device_in_a_pool_with_slashes_links_to_its_page() -> None:
+    html = str(linked("allocated gpu.example.com/rack-1/node-a/gpu-1 to it", [], 1))
+    url = "/snapshots/1/devices/gpu.example.com/rack-1/node-a/gpu-1/"
+    assert f'<a href="{url}">gpu.example.com/rack-1/node-a/gpu-1</a>' in html
 
 
 def test_kinds_without_a_page_and_unknown_names_stay_text() -> None:
