@@ -31,6 +31,11 @@ UNTOLERATED = "1 node(s) had untolerated taint {node-role.kubernetes.io/control-
 NO_ALLOCATION = "5 cannot allocate all claims"
 PREPARE_FAILED = "Failed to prepare dynamic resources: prepare dynamic resources: "
 MISSING_IMAGE = "vllm/vllm-openai:v0.99.0-does-not-exist"
+# A GPU that went bad: the NVIDIA driver's health taint, when GPU 1 of the MIG node threw XID 79
+# and when the operator's NoExecute DeviceTaintRules followed (minutes after T0).
+XID_TAINT = "gpu.nvidia.com/xid"
+XID_79, RULES_ADDED = 81, 89.5
+XID_79_MESSAGE = "critical XID 79 reported by NVML"
 
 
 def uid(*parts: str) -> str:
@@ -241,6 +246,7 @@ class Demo:
                     "started": c.get("ready", False),
                     "state": c.get("state") or {"waiting": {"reason": "ContainerCreating"}},
                     **({"lastState": c["last"]} if c.get("last") else {}),
+                    **({"allocatedResourcesStatus": c["health"]} if c.get("health") else {}),
                 }
                 for c in ctrs
             ]
@@ -502,7 +508,11 @@ MIG_3G = ("3g.40gb", 9, "40448Mi", 60, 3, 3, 0, 3, 0)
 
 
 def nvidia_mig_devices(node: str, taint_gpu0_slice: bool) -> list[dict[str, Any]]:
-    """Static MIG on GPU 0 (7 × 1g.10gb) and GPU 1 (2 × 3g.40gb), as in the SYNTH slice."""
+    """Static MIG on GPU 0 (7 × 1g.10gb) and GPU 1 (2 × 3g.40gb), as in the SYNTH slice.
+
+    ``taint_gpu0_slice``: the driver's health taints half an hour on (its NVML monitor,
+    dra-driver-nvidia-gpu's GPU health checking guide): XID 43 on one of GPU 0's slices, and
+    XID 79 (fatal: the GPU fell off the bus) on both devices of GPU 1, NoSchedule."""
     devices = []
     layout = [(0, MIG_1G, p, 1) for p in range(7)] + [(1, MIG_3G, p, 4) for p in (0, 4)]
     for gpu, (profile, gi, mem, sm, ce, dec, enc, jpeg, ofa), start, size in layout:
@@ -533,10 +543,19 @@ def nvidia_mig_devices(node: str, taint_gpu0_slice: bool) -> list[dict[str, Any]
         if taint_gpu0_slice and name == "gpu-0-mig-1g10gb-19-6":
             device["taints"] = [
                 {
-                    "key": "gpu.nvidia.com/xid",
+                    "key": XID_TAINT,
                     "value": "43",
                     "effect": "NoSchedule",
                     "timeAdded": ts(75),
+                }
+            ]
+        if taint_gpu0_slice and gpu == 1:
+            device["taints"] = [
+                {
+                    "key": XID_TAINT,
+                    "value": "79",
+                    "effect": "NoSchedule",
+                    "timeAdded": ts(XID_79),
                 }
             ]
         devices.append(device)
@@ -553,6 +572,63 @@ def exact(
         spec["allocationMode"] = "ExactCount"
         spec["count"] = count
     return {"name": name, "exactly": spec}
+
+
+def health(
+    namespace: str, claim: str, pod_claim: str, device: str, unhealthy: bool
+) -> list[dict[str, Any]]:
+    """A container's allocatedResourcesStatus for one NVIDIA device (KEP-4680, as the kubelet
+    reports what the driver's health service says): named after the Pod's claim, the device by
+    the CDI id the driver gave it, and the driver's message once a fatal XID tainted it."""
+    cdi = f"k8s.gpu.nvidia.com/claim={uid('ResourceClaim', namespace, claim)}-{device}"
+    resource: dict[str, Any] = {"resourceID": cdi, "health": "Healthy"}
+    if unhealthy:
+        resource.update(health="Unhealthy", message=XID_79_MESSAGE)
+    return [{"name": f"claim:{pod_claim}", "resources": [resource]}]
+
+
+def taint_rule(device: str, pending: bool) -> dict[str, Any]:
+    """A NoExecute DeviceTaintRule on one device of the MIG node, at resource.k8s.io/v1beta2
+    (where 1.36 serves DeviceTaintRules; v1 from 1.37), with the status the device taint
+    eviction controller writes: EvictionInProgress while a Pod waits out its toleration."""
+    name = f"xid-79-{device}"
+    condition = (
+        ("True", "PodsPendingEviction", "1 pod needs to be evicted in 1 namespace.")
+        if pending
+        else ("False", "Completed", "1 pod evicted since starting the controller.")
+    )
+    return {
+        "apiVersion": "resource.k8s.io/v1beta2",
+        "kind": "DeviceTaintRule",
+        "metadata": meta(
+            "DeviceTaintRule",
+            name,
+            created=ts(RULES_ADDED),
+            generation=1,
+            labels={"remediation.example.com/reason": "xid-79"},
+        ),
+        "spec": {
+            "deviceSelector": {"driver": NVIDIA, "pool": "h100-mig-node-01", "device": device},
+            "taint": {
+                "key": XID_TAINT,
+                "value": "79",
+                "effect": "NoExecute",
+                "timeAdded": ts(RULES_ADDED),
+            },
+        },
+        "status": {
+            "conditions": [
+                {
+                    "type": "EvictionInProgress",
+                    "status": condition[0],
+                    "reason": condition[1],
+                    "message": condition[2],
+                    "observedGeneration": 1,
+                    "lastTransitionTime": ts(RULES_ADDED + (0 if pending else 0.25)),
+                }
+            ]
+        },
+    }
 
 
 def running(name: str = "ctr0", minute: float = 3, **extra: Any) -> dict[str, Any]:
@@ -1151,6 +1227,98 @@ def build(later: bool = False) -> list[dict[str, Any]]:
         conditions=conds(scheduled=True, ready=True),
     )
     d.generated_claim(p, "mig", "f5s1t", mig_one, [("mig", NVIDIA, mig, "gpu-0-mig-1g10gb-19-0")])
+
+    # A GPU that went bad: GPU 1 of the MIG node, split into two 3g.40gb devices. A fine-tuning
+    # Pod runs on one (its claim tolerates the xid taint for an hour: time for a checkpoint), an
+    # evaluation Pod on the other, both reported Healthy. Half an hour on (later), GPU 1 has
+    # thrown XID 79: the driver has tainted both devices NoSchedule in its slice and reports
+    # them Unhealthy, which the kubelet shows in each container's allocatedResourcesStatus (no
+    # component records an event for that). The operator's remediation has added a NoExecute
+    # DeviceTaintRule per device; the device taint eviction controller has evicted the
+    # evaluation Pod (DisruptionTarget, Failed, terminating: its Job's finalizer still holds
+    # it) and will evict the fine-tuning Pod when its toleration runs out.
+    # workload-failing: device-unhealthy (llama-ft) and evicted-by-device-taint (llama-eval).
+    ns = "finetune"
+    d.namespace(ns)
+    mig_3g = "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"
+    ckpt = exact("gpu", "mig.nvidia.com", mig_3g)
+    ckpt["exactly"]["tolerations"] = [
+        {"key": XID_TAINT, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 3600}
+    ]
+    d.template(ns, "mig-3g-checkpointed", [ckpt])
+    d.template(ns, "mig-3g", [exact("gpu", "mig.nvidia.com", mig_3g)])
+    sick = later  # GPU 1 threw XID 79 between the snapshots
+    for job, template, suffix, claim_suffix, device, created in (
+        ("llama-ft", "mig-3g-checkpointed", "x8k2q", "c7t4n", "gpu-1-mig-3g40gb-9-0", 12),
+        ("llama-eval", "mig-3g", "p3m7d", "j2w6r", "gpu-1-mig-3g40gb-9-4", 13),
+    ):
+        name = f"{job}-{suffix}"
+        claim = f"{name}-gpu-{claim_suffix}"
+        evicted = sick and job == "llama-eval"
+        ctr = running(minute=created + 1, restarts=0)
+        if evicted:
+            ctr = {
+                "name": "ctr0",
+                "state": {
+                    "terminated": {
+                        "exitCode": 143,
+                        "reason": "Error",
+                        "startedAt": ts(created + 1),
+                        "finishedAt": ts(RULES_ADDED + 0.1),
+                    }
+                },
+            }
+        ctr["health"] = health(ns, claim, "gpu", device, sick)
+        conditions = conds(scheduled=True, ready=not evicted, minute=created)
+        if evicted:
+            conditions.append(
+                {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": "DeletionByDeviceTaintManager",
+                    "message": "Device Taint manager: deleting due to NoExecute taint",
+                    "lastTransitionTime": ts(RULES_ADDED),
+                }
+            )
+        p = d.pod(
+            ns,
+            name,
+            {"gpu": ("template", template)},
+            created=created,
+            node=mig,
+            phase="Failed" if evicted else "Running",
+            owner=("Job", job),
+            image="nvcr.io/nvidia/pytorch:25.09-py3",
+            containers=[ctr],
+            conditions=conditions,
+        )
+        if evicted:
+            p["metadata"].update(
+                deletionTimestamp=ts(RULES_ADDED + 0.5),  # asked at 10:29:30, 30 s of grace
+                deletionGracePeriodSeconds=30,
+                finalizers=["batch.kubernetes.io/job-tracking"],
+            )
+        requests = [ckpt] if job == "llama-ft" else [exact("gpu", "mig.nvidia.com", mig_3g)]
+        d.generated_claim(p, "gpu", claim_suffix, requests, [("gpu", NVIDIA, mig, device)])
+        d.scheduled(p, mig, created)
+        if evicted:
+            d.event(
+                p,
+                "DeviceTaintManagerEviction",
+                "Marking for deletion",
+                source="device-taint-eviction-controller",
+                first=RULES_ADDED,
+            )
+            d.event(
+                p,
+                "Killing",
+                "Stopping container ctr0",
+                source="kubelet",
+                host=mig,
+                first=RULES_ADDED,
+            )
+        if sick:
+            d.add(taint_rule(device, pending=job == "llama-ft"))
 
     # Extended resources backed by DRA (KEP-5004), as the NVIDIA driver's extended-resources
     # demo (gpu-full.yaml) asks for them: no spec.resourceClaims, nvidia.com/gpu in the

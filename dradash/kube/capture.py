@@ -7,12 +7,15 @@ that use DRA (``spec.resourceClaims``, ``status.extendedResourceClaimStatus``, e
 resources a DeviceClass maps or ``deviceclass.resource.kubernetes.io/…``; any extended resource
 when the DeviceClasses could not be read), that a claim names (``status.reservedFor``, the owner
 of a generated claim) or that belong to a captured PodGroup (``spec.schedulingGroup``: a gang is
-judged with all its members), the Jobs that own those Pods, and the
-core/v1 Events about those Pods and claims. Secrets and ConfigMaps are never
-requested. Objects come back as the raw JSON the server sent, with ``kind`` and ``apiVersion``
-filled in and redacted by ``dradash.dra.redact.redact``, the redaction every path in applies:
-env values and ``last-applied-configuration`` annotations replaced by ``<redacted>``,
-``metadata.managedFields`` dropped.
+judged with all its members), the Jobs that own those Pods, and the core/v1 Events about those
+Pods and claims, the captured ResourceSlices and DeviceTaintRules, and the Nodes that publish
+slices or run a captured Pod (the device taint eviction controller's events are about Pods, the
+kubelet's about Pods and Nodes). Objects keep their status: a Pod's ``allocatedResourcesStatus``
+(device health) and DisruptionTarget condition, a DeviceTaintRule's EvictionInProgress. Secrets
+and ConfigMaps are never requested. Objects come back as the raw JSON the server sent, with
+``kind`` and ``apiVersion`` filled in and redacted by ``dradash.dra.redact.redact``, the
+redaction every path in applies: env values and ``last-applied-configuration`` annotations
+replaced by ``<redacted>``, ``metadata.managedFields`` dropped.
 
 ``on_objects``, if given, receives the objects page by page as they are kept (a page may come
 again when its list restarts), so that they can be stored while later lists are still read.
@@ -72,6 +75,9 @@ CAPTURE_ORDER = (
     "Event",
 )
 assert set(CAPTURE_ORDER) == set(KINDS), "every kind dradash reads is captured"
+# The kinds whose Events are kept (see _capture), and those of them that are namespaced.
+EVENT_SUBJECTS = frozenset({"Pod", "ResourceClaim", "ResourceSlice", "DeviceTaintRule", "Node"})
+EVENT_NAMESPACED = frozenset({"Pod", "ResourceClaim"})
 MAX_LIST_RESTARTS = 3  # a list whose continue token expires is restarted this many times
 # The API server refuses request bodies over 3 MiB and etcd stores at most 1.5 MiB per object,
 # so no real object's JSON comes near this (settings: DRADASH_CAPTURE_MAX_OBJECT_BYTES).
@@ -323,21 +329,42 @@ def _capture(
 
     read("Job", wanted_job)
 
-    subjects: set[tuple[str, ...]] = set()
-    for obj in pods + claims:
+    # Events: about the captured Pods and claims, the captured ResourceSlices and
+    # DeviceTaintRules, and the Nodes that publish slices or run a captured Pod (a node's own
+    # events: NotReady, reboots; not those of every node of a large cluster).
+    dra_nodes = {
+        str((s.get("spec") or {}).get("nodeName") or "")
+        for s in objects.values()
+        if s.get("kind") == "ResourceSlice"
+    }
+    dra_nodes |= {str((p.get("spec") or {}).get("nodeName") or "") for p in pods}
+    dra_nodes.discard("")
+    subjects: set[tuple[str, ...]] = {("Node", "", name) for name in dra_nodes}
+    for obj in (
+        pods
+        + claims
+        + [o for o in objects.values() if o.get("kind") in ("ResourceSlice", "DeviceTaintRule")]
+    ):
         meta = obj.get("metadata") or {}
         if meta.get("uid"):
             subjects.add(("uid", meta["uid"]))
-        subjects.add((obj["kind"], meta.get("namespace") or "default", meta.get("name", "")))
+        ns = (meta.get("namespace") or "default") if obj["kind"] in EVENT_NAMESPACED else ""
+        subjects.add((obj["kind"], ns, meta.get("name", "")))
 
     def wanted_event(event: dict[str, Any]) -> bool:
         involved = event.get("involvedObject")
-        if not isinstance(involved, dict) or involved.get("kind") not in ("Pod", "ResourceClaim"):
+        if not isinstance(involved, dict) or involved.get("kind") not in EVENT_SUBJECTS:
             return False
+        kind, name = involved["kind"], str(involved.get("name") or "")
+        if kind == "Node":  # the kubelet names its node with the node's name as uid
+            return ("Node", "", name) in subjects
         if involved.get("uid"):
             return ("uid", involved["uid"]) in subjects
-        ns = involved.get("namespace") or (event.get("metadata") or {}).get("namespace")
-        return (involved["kind"], ns or "default", involved.get("name", "")) in subjects
+        ns = ""
+        if kind in EVENT_NAMESPACED:
+            ns = involved.get("namespace") or (event.get("metadata") or {}).get("namespace")
+            ns = ns or "default"
+        return (kind, ns, name) in subjects
 
     read("Event", wanted_event)
 

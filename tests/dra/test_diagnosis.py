@@ -525,6 +525,8 @@ def test_diagnose_all_counts_pods_per_stage() -> None:
         "allocated-not-bound": 1,
         "device-not-prepared": 2,
         "workload-failing": 3,
-        "healthy": 15,  # extended-resources/gpu-full-pod among them
+        # extended-resources/gpu-full-pod and finetune's two Pods on the MIG node's GPU 1
+        "healthy": 17,
     }
-    assert len(result.claims) == 26  # the claim kube-scheduler created for gpu-full-pod
+    # the claim kube-scheduler created for gpu-full-pod, and finetune's two
+    assert len(result.claims) == 28

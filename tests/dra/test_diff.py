@@ -66,7 +66,7 @@ def test_identical_snapshots_have_no_changes() -> None:
     assert result.changes == []
     assert (result.added, result.removed, result.changed, result.recurred) == (0, 0, 0, 0)
     pods = result.kind("Pod")
-    assert pods is not None and pods.unchanged == pods.before == pods.after == 34
+    assert pods is not None and pods.unchanged == pods.before == pods.after == 36
 
 
 def test_unchanged_objects_are_not_listed() -> None:
@@ -77,7 +77,7 @@ def test_unchanged_objects_are_not_listed() -> None:
     assert result.changed == 1
     pods = result.kind("Pod")
     assert [c.ref for c in pods.changed] == ["ml-team/trainer-crashy"]
-    assert pods.unchanged == 33
+    assert pods.unchanged == 35
     assert not pods.added and not pods.removed
     assert all(not k.any for k in result.kinds if k.kind != "Pod")
 
@@ -202,14 +202,37 @@ def test_demo_later_snapshot_changes() -> None:
 
     assert [c.code for c in result.changes] == [
         "pod-stage",
+        "pod-stage",
         "claim-allocated",
         "device-tainted",
+        "device-tainted",
+        "device-tainted",
+        "taint-rule-added",
+        "taint-rule-added",
         "pool-generation",
         "pool-stale",
         "pool-added",
         "node-added",
     ]
-    stage, allocated, tainted, generation, stale, pool, node = result.changes
+    stage, evicted, allocated, tainted, xid_0, xid_4, rule_0, rule_4 = result.changes[:8]
+    generation, stale, pool, node = result.changes[8:]
+    # The GPU that went bad: XID 79 on GPU 1 of the MIG node, the driver's NoSchedule taint on
+    # both its devices, a NoExecute DeviceTaintRule on each, the evaluation Pod evicted.
+    assert evicted.sentence.startswith(
+        "Pod finetune/llama-eval-p3m7d: healthy (running) → workload-failing "
+        "(evicted-by-device-taint)."
+    )
+    assert [xid_0.sentence, xid_4.sentence] == [
+        f"Device gpu.nvidia.com/h100-mig-node-01/gpu-1-mig-3g40gb-9-{i} got taint "
+        "gpu.nvidia.com/xid=79:NoSchedule "
+        "(ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-ftq9x)."
+        for i in (0, 4)
+    ]
+    assert [rule_0.sentence, rule_4.sentence] == [
+        f"DeviceTaintRule xid-79-gpu-1-mig-3g40gb-9-{i} was added: taint "
+        "gpu.nvidia.com/xid=79:NoExecute on 1 device."
+        for i in (0, 4)
+    ]
     assert stage.sentence.startswith(
         "Pod batch/etl-worker-7: pod-pending (claim-not-created) → healthy (running)."
     )
@@ -251,7 +274,12 @@ def test_demo_later_snapshot_changes() -> None:
     assert {c.ref for c in result.kind("Pod").changed} == {
         "batch/etl-worker-7",
         "ml-team/trainer-crashy",
+        "finetune/llama-eval-p3m7d",  # evicted
+        "finetune/llama-ft-x8k2q",  # its GPU reported Unhealthy
     }
+    assert [r.ref for r in result.kind("DeviceTaintRule").added] == [
+        f"xid-79-gpu-1-mig-3g40gb-9-{i}" for i in (0, 4)
+    ]
 
 
 def test_without_diagnoses_no_stage_changes_are_reported() -> None:
@@ -401,7 +429,13 @@ def test_device_taint_removed_from_a_slice() -> None:
     assert sentences(result, "device-untainted") == [
         "Device gpu.nvidia.com/h100-mig-node-01/gpu-0-mig-1g10gb-19-6 lost taint "
         "gpu.nvidia.com/xid=43:NoSchedule "
-        "(ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-ftq9x)."
+        "(ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-ftq9x).",
+        *(
+            f"Device gpu.nvidia.com/h100-mig-node-01/gpu-1-mig-3g40gb-9-{i} lost taint "
+            "gpu.nvidia.com/xid=79:NoSchedule "
+            "(ResourceSlice 00000-gpu.nvidia.com-h100-mig-node-01-ftq9x)."
+            for i in (0, 4)
+        ),
     ]
 
 
@@ -463,6 +497,7 @@ def test_groups_follow_the_change_order_and_filter_by_kind() -> None:
         "pod-stage",
         "claim-allocated",
         "device-tainted",
+        "taint-rule-added",
         "pool-generation",
         "pool-stale",
         "pool-added",

@@ -933,7 +933,22 @@ def test_demo_cluster_first_snapshot() -> None:
 
 
 def test_demo_cluster_later_snapshot_has_the_tainted_mig_device() -> None:
-    finding = the(demo_state(later=True), "device-tainted")
+    # XID 43 on one of GPU 0's slices; GPU 1's XID 79 (the driver's NoSchedule taint and a
+    # NoExecute DeviceTaintRule per device) is a finding of its own per taint.
+    xid_43, *xid_79 = sorted(
+        of(demo_state(later=True), "device-tainted"), key=lambda f: "xid=43" not in f.message
+    )
+    xid_79.sort(key=lambda f: f.message)
+    assert [f.message.split(" carr")[0] for f in xid_79] == [
+        "1 device of pool gpu.nvidia.com/h100-mig-node-01 (gpu-1-mig-3g40gb-9-0)",
+        "1 device of pool gpu.nvidia.com/h100-mig-node-01 (gpu-1-mig-3g40gb-9-4)",
+        "2 devices of pool gpu.nvidia.com/h100-mig-node-01 "
+        "(gpu-1-mig-3g40gb-9-0 and gpu-1-mig-3g40gb-9-4)",
+    ]
+    # The rules' NoExecute taints, then the driver's own NoSchedule one.
+    from_rules = [("NoExecute" in f.message, "DeviceTaintRule" in f.message) for f in xid_79]
+    assert from_rules == [(True, True), (True, True), (False, False)]
+    finding = xid_43
 
     assert "gpu.nvidia.com/h100-mig-node-01" in finding.message
     assert "gpu-0-mig-1g10gb-19-6" in finding.message

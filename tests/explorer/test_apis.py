@@ -112,15 +112,17 @@ def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
     # The designed fields stay; later ones come on top.
     assert {"driver", "pool", "device", "node", "allocated_to", "taints"} <= set(devices[0])
     held = [d for d in devices if d["allocated_to"]]
-    assert len(held) == 25
+    assert len(held) == 27  # finetune's two on the MIG node's GPU 1 among them
     assert all("/" in d["allocated_to"] for d in held)
     tainted = [d for d in devices if d["taints"]]
     assert [(d["device"], d["taints"][0]["key"]) for d in tainted] == [
-        ("gpu-0-mig-1g10gb-19-6", "gpu.nvidia.com/xid")
+        ("gpu-0-mig-1g10gb-19-6", "gpu.nvidia.com/xid"),
+        ("gpu-1-mig-3g40gb-9-0", "gpu.nvidia.com/xid"),  # XID 79: held, tainted, unhealthy
+        ("gpu-1-mig-3g40gb-9-4", "gpu.nvidia.com/xid"),
     ]
     free = api_client.get(reverse("api-devices", args=[demo[1].pk]), {"state": "free"}).json()
     # Free: neither allocated nor tainted (the tainted MIG device goes only to a tolerating claim).
-    assert len(free) == 37 - 25 - 1 and not any(d["allocated_to"] or d["taints"] for d in free)
+    assert len(free) == 37 - 27 - 1 and not any(d["allocated_to"] or d["taints"] for d in free)
     unusable = [d for d in devices if d["status"] == "unusable"]
     assert {d["pool"] for d in unusable} == {"gpu-example-worker-3"} and len(unusable) == 4
     bad = api_client.get(reverse("api-devices", args=[demo[1].pk]), {"state": "bogus"})
@@ -139,7 +141,7 @@ def test_devices_and_pools_have_the_designed_shape(api_client, demo) -> None:
         "allocated",
     } <= set(pools[0])
     assert sum(p["devices"] for p in pools) == 41
-    assert sum(p["allocated"] for p in pools) == 25
+    assert sum(p["allocated"] for p in pools) == 27
     mig = next(p for p in pools if p["pool"] == "h100-mig-node-01")
     assert mig["generation"] == 2 and mig["complete"] is True
     # the slice of generation 1 lingers beside it, its devices not counted
@@ -175,7 +177,7 @@ def test_pod_and_claim_lists_filter_and_sort_as_their_pages_do(api_client, demo)
     pk = demo[0].pk
     data = api_client.get(f"/api/v1/snapshots/{pk}/pods").json()
     stages = [row["stage"] for row in data["results"]]
-    assert data["count"] == len(stages) == 34 and stages[0] == "pod-pending"
+    assert data["count"] == len(stages) == 36 and stages[0] == "pod-pending"
     assert stages == sorted(stages, key=lambda s: STAGES.index(s))  # worst first
     stuck = api_client.get(f"/api/v1/snapshots/{pk}/pods?stage=claim-unallocated").json()
     assert {r["reason"] for r in stuck["results"]} >= {"devices-exhausted", "selector-error"}

@@ -117,7 +117,7 @@ def test_the_pods_api_filters_and_sorts_as_the_page(api_client, demo) -> None:
     later = demo[-1].pk
     url = f"/api/v1/snapshots/{later}/pods"
     page = api_client.get(url).json()
-    assert page["count"] == 34
+    assert page["count"] == 36
     body = page["results"]
     assert [p["stage"] for p in body] == sorted((p["stage"] for p in body), key=STAGES.index)
     assert {"namespace", "name", "stage", "reason", "summary", "phase", "node", "owner"} <= set(

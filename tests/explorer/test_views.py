@@ -24,7 +24,7 @@ def test_claims_list_shows_every_claim_with_state_class_driver_and_node(
     client_logged_in, demo
 ) -> None:
     html = page(client_logged_in, "claim-list", demo[0].pk)
-    assert "26 of 26 claims" in html
+    assert "28 of 28 claims" in html
     assert "vllm-0-gpus-q8z4m" in html
     assert "h100-node-01" in html
     assert "mig.nvidia.com" in html
@@ -61,7 +61,7 @@ def test_claims_list_filter_as_htmx_partial(client_logged_in, demo) -> None:
     assert response.status_code == 200
     assert "<html" not in html
     assert html.strip().startswith('<section id="results"')
-    assert "9 of 26 claims" in html
+    assert "9 of 28 claims" in html
     assert response["Vary"] and "HX-Request" in response["Vary"]
 
 
@@ -102,7 +102,7 @@ def test_lists_sort_worst_stage_first_by_default(client_logged_in, demo) -> None
 
 def test_pods_list_shows_dra_pods_and_filters(client_logged_in, demo) -> None:
     html = page(client_logged_in, "pod-list", demo[0].pk)
-    assert "34 of 34 Pods using DRA" in html
+    assert "36 of 36 Pods using DRA" in html
     pending = page(client_logged_in, "pod-list", demo[0].pk, phase="Pending")
     assert "etl-worker-7" in pending
     assert "vllm-0" not in pending
@@ -322,7 +322,7 @@ def test_class_page_as_htmx_fragment_and_404(client_logged_in, demo) -> None:
     )
     assert response.status_code == 200
     assert b"<html" not in response.content
-    assert b"9 in current pools, 1 allocated" in response.content
+    assert b"9 in current pools, 3 allocated" in response.content
     missing = client_logged_in.get(reverse("class-detail", args=[demo[0].pk, "gpu.amd.com"]))
     assert missing.status_code == 404
 
@@ -350,7 +350,7 @@ def test_claim_page_shows_the_verdict(client_logged_in, demo) -> None:
 
 def test_overview_counts_pods_per_stage_and_lists_findings(client_logged_in, demo) -> None:
     html = page(client_logged_in, "snapshot-detail", demo[0].pk)
-    assert "34 Pods using DRA, by stage" in html
+    assert "36 Pods using DRA, by stage" in html
     assert "?stage=claim-unallocated" in html
     assert "nodename-bypass" in html and "parallelism-exceeds-capacity" in html
 
@@ -375,11 +375,12 @@ def test_device_inventory_filters_and_links_to_claims(client_logged_in, demo) ->
     assert "h100-mig-node-01" in html  # the pools table
     tainted = client_logged_in.get(url, {"state": "tainted"}).content.decode()
     tainted = tainted.replace("<wbr>", "")
-    assert "1 of 41 devices" in tainted and "gpu.nvidia.com/xid=43:NoSchedule" in tainted
+    assert "3 of 41 devices" in tainted and "gpu.nvidia.com/xid=43:NoSchedule" in tainted
+    assert "gpu.nvidia.com/xid=79:NoExecute" in tainted
     partial = client_logged_in.get(url, {"state": "free"}, headers={"HX-Request": "true"})
     body = partial.content.decode()
     # neither the tainted one nor those of the incomplete pool are free
-    assert "11 of 41 devices" in body and "<html" not in body
+    assert "9 of 41 devices" in body and "<html" not in body
     held = client_logged_in.get(url, {"q": "render-farm-0"}).content.decode()
     claim = reverse("claim-detail", args=[demo[1].pk, "render", "render-farm-0-d1ce0-gpus-29c90"])
     assert claim in held

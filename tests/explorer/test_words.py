@@ -41,7 +41,7 @@ def test_the_headline_counts_skipped_pools_apart(client_logged_in, demo) -> None
     headline = html[html.index('class="inventory-headline"') :]
     headline = " ".join(re.sub(r"<[^>]+>", "", headline[: headline.index("</p>")]).split())
     assert headline.startswith(
-        'class="inventory-headline">41 devices in current pools: 25 allocated, 11 free,'
+        'class="inventory-headline">41 devices in current pools: 27 allocated, 9 free,'
     )
 
 

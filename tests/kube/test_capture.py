@@ -26,7 +26,7 @@ LEFT_OUT = {
     ("Pod", "web", "nightly-report-x9f2k"),  # no DRA, owned by a Job
     ("Job", "web", "nightly-report"),  # owns no DRA Pod
     ("Event", "web", "frontend-6d4cf56db6-abcde.18a1b2c3d4e5f602"),  # about a non-DRA Pod
-    ("Event", "default", "control-plane.18a1b2c3d4e5f603"),  # about a Node
+    ("Event", "default", "control-plane.18a1b2c3d4e5f603"),  # about a Node without DRA
 }
 
 

@@ -58,7 +58,7 @@ def test_shared_pages_render_without_login_and_links_stay_under_the_share(
 
 @pytest.mark.parametrize(
     ("name", "params", "expected"),
-    [("claim-list", {"state": "pending"}, "9 of 26 claims"), ("pod-list", {}, "Pods")],
+    [("claim-list", {"state": "pending"}, "9 of 28 claims"), ("pod-list", {}, "Pods")],
 )
 def test_shared_lists_filter_as_htmx_partials(client, shared, name, params, expected) -> None:
     link, token = shared
@@ -78,7 +78,7 @@ def test_shared_list_filters_without_javascript(client, shared) -> None:
     html = client.get(
         shared_path(token, "claim-list", link.snapshot_id), {"state": "pending"}
     ).content.decode()
-    assert "9 of 26 claims" in html
+    assert "9 of 28 claims" in html
     assert f'action="/share/{token}/snapshots/{link.snapshot_id}/claims/"' in html
 
 

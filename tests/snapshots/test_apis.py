@@ -17,7 +17,7 @@ def test_snapshot_list_returns_newest_first_and_filters_by_cluster(api_client, d
     assert first["source"] == "demo"
     assert first["server_version"] == "v1.36.1"
     assert first["api_versions"][0] == "resource.k8s.io/v1"
-    assert first["kinds"]["Pod"]["count"] == 34
+    assert first["kinds"]["Pod"]["count"] == 36
     assert first["missing_kinds"] == []
     assert first["captured_at"] == "2026-11-28T10:00:00Z"
     assert api_client.get(reverse("api-snapshot-list"), {"cluster": "other"}).json() == []
