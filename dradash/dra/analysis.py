@@ -163,8 +163,6 @@ class DeviceRecord:
             # Its page's (the device page): where each taint comes from, binding, holders.
             "slice": d.slice.name,
             "node_access": d.slice.node_access,
-            "taint_sources": [{"taint": t, "rule": None} for t in mappings(d.raw.get("taints"))]
-            + [{"taint": t, "rule": rule.name} for rule, t in d.rule_taints],
             "binding_conditions": d.binding_conditions,
             "binding_failure_conditions": strings(d.raw.get("bindingFailureConditions")),
             "binds_to_node": d.raw.get("bindsToNode") is True,

@@ -841,12 +841,32 @@ DeviceDetailSerializer = inline_serializer(
         "taint_sources": inline_serializer(
             "DeviceTaintSource",
             {
-                "taint": serializers.DictField(),
-                "rule": serializers.CharField(
-                    allow_null=True, help_text="The DeviceTaintRule; null: the slice's own."
+                "key": serializers.CharField(),
+                "value": serializers.CharField(),
+                "effect": serializers.CharField(),
+                "time_added": serializers.CharField(),
+                "source_kind": serializers.ChoiceField(
+                    choices=["ResourceSlice", "DeviceTaintRule"]
                 ),
+                "source_name": serializers.CharField(),
             },
             many=True,
+        ),
+        "health": inline_serializer(
+            "DeviceHealthReport",
+            {
+                "health": serializers.ChoiceField(choices=["Healthy", "Unhealthy", "Unknown"]),
+                "message": serializers.CharField(),
+                "pod": serializers.CharField(),
+                "container": serializers.CharField(),
+                "init": serializers.BooleanField(),
+                "resource": serializers.CharField(),
+                "resource_id": serializers.CharField(),
+                "claim": serializers.CharField(allow_null=True),
+            },
+            many=True,
+            help_text="The kubelet's reports of the device in the Pods using it "
+            "(status.containerStatuses[].allocatedResourcesStatus, KEP-4680).",
         ),
         "binding_conditions": serializers.ListField(child=serializers.CharField()),
         "binding_failure_conditions": serializers.ListField(child=serializers.CharField()),

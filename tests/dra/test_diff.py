@@ -203,6 +203,7 @@ def test_demo_later_snapshot_changes() -> None:
     assert [c.code for c in result.changes] == [
         "pod-stage",
         "pod-stage",
+        "pod-stage",
         "claim-allocated",
         "device-tainted",
         "device-tainted",
@@ -214,13 +215,16 @@ def test_demo_later_snapshot_changes() -> None:
         "pool-added",
         "node-added",
     ]
-    stage, evicted, allocated, tainted, xid_0, xid_4, rule_0, rule_4 = result.changes[:8]
-    generation, stale, pool, node = result.changes[8:]
+    stage, evicted, unhealthy, allocated, tainted, xid_0, xid_4, rule_0, rule_4 = result.changes[:9]
+    generation, stale, pool, node = result.changes[9:]
     # The GPU that went bad: XID 79 on GPU 1 of the MIG node, the driver's NoSchedule taint on
     # both its devices, a NoExecute DeviceTaintRule on each, the evaluation Pod evicted.
     assert evicted.sentence.startswith(
         "Pod finetune/llama-eval-p3m7d: healthy (running) → workload-failing "
         "(evicted-by-device-taint)."
+    )
+    assert unhealthy.sentence.startswith(
+        "Pod finetune/llama-ft-x8k2q: healthy (running) → workload-failing (device-unhealthy)."
     )
     assert [xid_0.sentence, xid_4.sentence] == [
         f"Device gpu.nvidia.com/h100-mig-node-01/gpu-1-mig-3g40gb-9-{i} got taint "

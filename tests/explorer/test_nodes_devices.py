@@ -146,7 +146,12 @@ def test_a_tainted_device_says_where_its_taint_comes_from(client_logged_in, api_
     assert "gpu.nvidia.com/xid=43" in taints and "NoSchedule" in taints
     assert "2026-11-28T10:15:00Z" in taints and "its ResourceSlice" in taints
     data = api_client.get(f"/api/v1/snapshots/{later}/devices/{'/'.join(MIG)}").json()
-    assert data["taint_sources"] == [{"taint": data["taints"][0], "rule": None}]
+    (source,) = data["taint_sources"]
+    assert (source["key"], source["effect"], source["source_kind"]) == (
+        data["taints"][0]["key"],
+        "NoSchedule",
+        "ResourceSlice",
+    )
 
 
 def test_an_unknown_device_is_a_404(client_logged_in, api_client, demo) -> None:

@@ -83,7 +83,7 @@ def test_the_latest_analysed_snapshot_of_each_cluster(client, demo, metrics_on) 
         )
         == 1
     )
-    assert value(samples, "dradash_pods", cluster="demo", stage="healthy", reason="running") == 16
+    assert value(samples, "dradash_pods", cluster="demo", stage="healthy", reason="running") == 15
     pods = sum(s.value for s in samples["dradash_pods"])
     assert pods == 36  # the later snapshot's Pods, not both snapshots'
     assert value(samples, "dradash_claims", cluster="demo", stage="healthy") > 0

@@ -54,7 +54,7 @@ def test_a_shared_claim_previews_with_its_verdict(client, demo, link) -> None:
 
 def test_a_shared_overview_previews_with_its_counts(client, demo, link) -> None:
     tags = og(client.get(link).content.decode())
-    stuck = "19 of 36 Pods using DRA stuck"
+    stuck = "20 of 36 Pods using DRA stuck"
     assert tags["title"] == f"Snapshot #{demo[-1].pk} of cluster demo: {stuck}"
     assert tags["description"].startswith("3 pod-pending, 9 claim-unallocated, ")
 

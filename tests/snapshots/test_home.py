@@ -20,14 +20,14 @@ def test_each_snapshot_shows_how_many_pods_are_stuck_and_where(client_logged_in,
     later = demo[-1].pk
     row = html[html.index(f">#{later}</a>") :]
     row = row[: row.index("</tr>")]
-    assert '19 stuck</strong></a> <span class="muted">of 36</span>' in row
+    assert '20 stuck</strong></a> <span class="muted">of 36</span>' in row
     for stage, n in (
         ("pod-pending", 3),
         # extended-resources/cuda-train-4gpu and the four gang members of llm-train among them
         ("claim-unallocated", 9),
         ("allocated-not-bound", 1),
         ("device-not-prepared", 2),
-        ("workload-failing", 4),  # finetune/llama-eval-p3m7d, evicted, among them
+        ("workload-failing", 5),  # finetune/llama-eval-p3m7d (evicted) and llama-ft among them
     ):
         link = f"{reverse('pod-list', args=[later])}?stage={stage}"
         assert re.search(rf'href="{re.escape(link)}"><span [^>]*>{n} {stage}</span>', row), stage
