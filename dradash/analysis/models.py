@@ -125,14 +125,19 @@ class Verdict(models.Model):
         return bool(self.stage) and self.stage != "healthy"
 
     def diagnosis(self) -> dict[str, Any]:
-        """The diagnosis API's fields (DESIGN "REST API")."""
-        return {
+        """The diagnosis API's fields (DESIGN "REST API"), with a gang member's own verdict
+        (``alone``) and a Pod's tainted or reported devices (``devices``) where it has them."""
+        out = {
             "stage": self.stage,
             "reason": self.reason,
             "summary": self.summary,
             "evidence": self.detail.get("evidence", []),
             "next_steps": self.detail.get("next_steps", []),
         }
+        for key in ("alone", "devices"):
+            if key in self.detail:
+                out[key] = self.detail[key]
+        return out
 
 
 class PodVerdict(Verdict):

@@ -28,7 +28,7 @@ from dradash.analysis.models import (
     Verdict,
     unlines,
 )
-from dradash.dra import analysis, diagnosis
+from dradash.dra import analysis, diagnosis, timeline
 from dradash.dra import chain as chains
 from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
@@ -490,6 +490,60 @@ def device_pool(snapshot: Snapshot, driver: str, pool: str) -> dict[str, Any] | 
         .first()
     )
     return data
+
+
+def device_timeline(
+    snapshot: Snapshot, driver: str, pool: str, device: str, *, pod: str = ""
+) -> list[dict[str, Any]]:
+    """The device's life up to this snapshot (timeline.device_timeline over the stored records
+    of the cluster's last HISTORY_SHOWN analysed snapshots that have it), oldest first;
+    ``pod`` ("namespace/name"): only what concerns the device itself or that Pod."""
+    rows = list(
+        DeviceRow.objects.filter(
+            driver=driver,
+            pool=pool,
+            device=device,
+            snapshot__cluster_id=snapshot.cluster_id,
+            snapshot__captured_at__lte=snapshot.captured_at,
+            snapshot__analysis__status=SnapshotAnalysis.Status.DONE,
+        )
+        .order_by("-snapshot__captured_at", "-snapshot_id")
+        .values(
+            "snapshot_id",
+            "snapshot__captured_at",
+            "data__claims",
+            "data__pods",
+            "data__health",
+            "data__taint_sources",
+            "data__evictions",
+        )[:HISTORY_SHOWN]
+    )
+    history = [
+        (
+            r["snapshot_id"],
+            r["snapshot__captured_at"],
+            {key.removeprefix("data__"): r[key] for key in r if key.startswith("data__")},
+        )
+        for r in reversed(rows)
+    ]
+    moments = timeline.device_timeline(history)
+    if pod:
+        moments = [m for m in moments if m.pod in ("", pod)]
+    return [m.as_dict() for m in moments]
+
+
+def pod_timeline(snapshot: Snapshot, verdict: PodVerdict) -> list[dict[str, Any]]:
+    """The life of the devices the Pod's verdict names (tainted or reported ones), merged in
+    order; each moment has its ``device`` ({"driver", "pool", "device"})."""
+    out = []
+    pod = f"{verdict.namespace}/{verdict.name}"
+    for d in verdict.detail.get("devices", [])[:8]:
+        if not d.get("device"):
+            continue
+        ref = {"driver": d["driver"], "pool": d["pool"], "device": d["device"]}
+        moments = device_timeline(snapshot, d["driver"], d["pool"], d["device"], pod=pod)
+        out += [{**m, "device": ref} for m in moments]
+    return sorted(out, key=lambda m: (m["time"], m["snapshot"]))
 
 
 def device_history(snapshot: Snapshot, driver: str, pool: str, device: str) -> list[dict[str, Any]]:

@@ -522,6 +522,7 @@ def _verdict(
                         if diagnosis.alone is not None
                         else {}
                     ),
+                    **({"devices": diagnosis.devices} if diagnosis.devices else {}),
                 }
             ),
             explanations.get(id(x)) if x is not None else None,

@@ -18,12 +18,21 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from dradash.dra import capacity, checklist, diagnosis, findings, gangs, inventory, matching
+from dradash.dra import (
+    capacity,
+    checklist,
+    diagnosis,
+    findings,
+    gangs,
+    health,
+    inventory,
+    matching,
+)
 from dradash.dra.allocator import Explanation, SearchBudget
 from dradash.dra.allocator.consumable import quantity_of
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
-from dradash.dra.fields import mapping, mappings, strings, text
+from dradash.dra.fields import mapping, mappings, strings, text, timestamp
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import Device, Node, Pod, ResourceClaim
@@ -130,6 +139,9 @@ class DeviceRecord:
     status: str  # inventory status: allocated · unusable · tainted · free
     tainted: bool  # has a NoSchedule/NoExecute taint (allocated or not)
     classes: list[str]
+    # The Pods its NoExecute (or effect None) taints evict, did or would (health.Eviction
+    # as_dict at the capture time, with "marked_at": when the controller marked the Pod).
+    evictions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def holders(self) -> list[tuple[str, str]]:
@@ -152,6 +164,7 @@ class DeviceRecord:
             # The kubelet's reports of it in the Pods using it (HealthReport.as_dict: "health"
             # Healthy | Unhealthy | Unknown, "pod", "container", "claim", …).
             "health": [r.as_dict() for r in d.health],
+            "evictions": self.evictions,
             "status": self.status,
             "classes": self.classes,
             "claims": claims,
@@ -554,9 +567,19 @@ def explain(
 
 
 def _devices(state: ClusterState, inv: inventory.Inventory) -> list[DeviceRecord]:
+    now = timestamp(state.meta.captured_at)
+    evicting: dict[int, list[dict[str, Any]]] = {}
+    for e in health.evictions(state):
+        condition = e.pod.condition("DisruptionTarget") if e.evicted else None
+        marked = text(condition.get("lastTransitionTime")) if condition else ""
+        evicting.setdefault(id(e.device), []).append({**e.as_dict(now), "marked_at": marked})
     rows = [
         DeviceRecord(
-            d, inv.statuses[id(d)], id(d) in inv.tainted, inv.device_classes.get(id(d), [])
+            d,
+            inv.statuses[id(d)],
+            id(d) in inv.tainted,
+            inv.device_classes.get(id(d), []),
+            evicting.get(id(d), []),
         )
         for d in state.devices.values()
     ]

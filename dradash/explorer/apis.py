@@ -29,6 +29,7 @@ from dradash.analysis.selectors import (
     device_history,
     device_pool,
     device_rows,
+    device_timeline,
     node_detail,
     node_devices,
     pod_detail,
@@ -897,6 +898,49 @@ DeviceDetailSerializer = inline_serializer(
             help_text="The device in the cluster's analysed snapshots, newest first (the "
             "last 50 with it).",
         ),
+        "evictions": inline_serializer(
+            "DeviceEviction",
+            {
+                "pod": serializers.CharField(),
+                "claim": serializers.CharField(),
+                "device": serializers.CharField(),
+                "taint": serializers.DictField(),
+                "toleration_seconds": serializers.IntegerField(),
+                "evict_at": serializers.CharField(),
+                "state": serializers.ChoiceField(
+                    choices=["evicted", "would-evict", "due", "tolerated"]
+                ),
+                "marked_at": serializers.CharField(),
+            },
+            many=True,
+            help_text="The Pods its NoExecute (or effect None) taints evicted, evict or would "
+            "evict, at the capture time.",
+        ),
+        "timeline": inline_serializer(
+            "DeviceMoment",
+            {
+                "time": serializers.DateTimeField(),
+                "exact": serializers.BooleanField(
+                    help_text="A time Kubernetes recorded; false: first seen in ``snapshot``."
+                ),
+                "kind": serializers.ChoiceField(
+                    choices=[
+                        "allocated",
+                        "released",
+                        "health",
+                        "tainted",
+                        "untainted",
+                        "evicted",
+                        "eviction-due",
+                    ]
+                ),
+                "text": serializers.CharField(),
+                "snapshot": serializers.IntegerField(),
+                "pod": serializers.CharField(allow_null=True),
+            },
+            many=True,
+            help_text="Its life up to this snapshot, oldest first.",
+        ),
     },
 )
 
@@ -909,7 +953,9 @@ class DeviceApi(AnalysedApi):
         "every attribute with its type, capacity and what allocations consume of it, the "
         "shared counters it consumes and what is left of them, its taints (from its slice and "
         "from DeviceTaintRules), binding conditions, the claims and Pods holding it, its node, "
-        "and its status in the cluster's snapshots, newest first. A pool's name may contain "
+        "its status in the cluster's snapshots, newest first, and its timeline up to this "
+        "snapshot (allocated, reported unhealthy, tainted, Pods evicted, in order, with the "
+        "time Kubernetes recorded or the snapshot that first saw it). A pool's name may contain "
         "slashes. 404 for a device that is not in the snapshot; 503 while the snapshot is "
         "being analysed.",
         responses=DeviceDetailSerializer,
@@ -930,5 +976,6 @@ class DeviceApi(AnalysedApi):
                 **row.data,
                 "counters": device_counters(row.data, device_pool(snapshot, driver, pool)),
                 "history": history,
+                "timeline": device_timeline(snapshot, driver, pool, device),
             }
         )

@@ -40,10 +40,12 @@ from dradash.analysis.selectors import (
     device_history,
     device_pool,
     device_rows,
+    device_timeline,
     member_claims,
     node_detail,
     node_devices,
     node_exists,
+    pod_timeline,
     pod_verdicts,
     podgroup_detail,
     podgroup_rows,
@@ -200,6 +202,7 @@ def pod_detail(
         {
             "snapshot": snapshot,
             "detail": detail,
+            "timeline": pod_timeline(snapshot, detail.verdict),
             "chain": detail.chain,
             "classes": analysis.summary.get("classes", []),
         },
@@ -426,6 +429,7 @@ def device_page(
             "v": device_display(data),
             "counters": device_counters(data, device_pool(snapshot, driver, pool)),
             "history": device_history(snapshot, driver, pool, device),
+            "timeline": device_timeline(snapshot, driver, pool, device),
             "node_known": bool(row.node) and node_exists(snapshot, row.node),
         },
     )
