@@ -140,6 +140,17 @@ def pretty(value: Any) -> str:
 
 
 @register.filter
+def seconds(value: Any) -> str:
+    """A number of seconds, whatever its sign, as ``9 min 5 s`` (dradash.dra.health.duration)."""
+    from dradash.dra.health import duration
+
+    try:
+        return duration(int(value))
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
 def selector_text(selector: Any) -> str:
     """A core/v1 NodeSelector as a short expression: ``a In (x, y) || metadata.name = n``."""
     if not isinstance(selector, dict):
