@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from dradash.dra import capacity, checklist, diagnosis, findings, gangs, inventory, matching
+from dradash.dra import (
+    capacity,
+    checklist,
+    diagnosis,
+    findings,
+    gangs,
+    health,
+    inventory,
+    matching,
+)
 from dradash.dra.allocator import Explanation, SearchBudget
 from dradash.dra.allocator.consumable import quantity_of
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
@@ -130,6 +139,8 @@ class DeviceRecord:
     status: str  # inventory status: allocated · unusable · tainted · free
     tainted: bool  # has a NoSchedule/NoExecute taint (allocated or not)
     classes: list[str]
+    # The DeviceTaintRules tainting it, their status and evictions (health.device_rules).
+    rules: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def holders(self) -> list[tuple[str, str]]:
@@ -152,6 +163,10 @@ class DeviceRecord:
             # The kubelet's reports of it in the Pods using it (HealthReport.as_dict: "health"
             # Healthy | Unhealthy | Unknown, "pod", "container", "claim", …).
             "health": [r.as_dict() for r in d.health],
+            # The DeviceTaintRules among them (health.device_rules): "name", "effect",
+            # "taint", "selector", "conditions" (EvictionInProgress …) and "evictions", the
+            # Pods it evicts, will evict, would evict (effect None) or did (Eviction.as_dict).
+            "rules": self.rules,
             "status": self.status,
             "classes": self.classes,
             "claims": claims,
@@ -290,6 +305,35 @@ def node_dict(
             for e in node.events[-NODE_EVENTS:][::-1]
         ],
     }
+
+
+def node_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The DeviceTaintRules tainting a node's devices, from their stored rows (DeviceRecord.as_dict
+    "rules"), by name: the rule's "name", "effect", "conditions", the "devices" it taints there
+    ({"driver", "pool", "device", "taint"}) and their "evictions"."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        for rule in row.get("rules") or []:
+            entry = by_name.setdefault(
+                rule["name"],
+                {
+                    "name": rule["name"],
+                    "effect": rule["effect"],
+                    "conditions": rule["conditions"],
+                    "devices": [],
+                    "evictions": [],
+                },
+            )
+            entry["devices"].append(
+                {
+                    "driver": row["driver"],
+                    "pool": row["pool"],
+                    "device": row["device"],
+                    "taint": rule["taint"],
+                }
+            )
+            entry["evictions"] += rule["evictions"]
+    return [by_name[name] for name in sorted(by_name)]
 
 
 def device_display(row: dict[str, Any]) -> dict[str, Any]:
@@ -556,7 +600,11 @@ def explain(
 def _devices(state: ClusterState, inv: inventory.Inventory) -> list[DeviceRecord]:
     rows = [
         DeviceRecord(
-            d, inv.statuses[id(d)], id(d) in inv.tainted, inv.device_classes.get(id(d), [])
+            d,
+            inv.statuses[id(d)],
+            id(d) in inv.tainted,
+            inv.device_classes.get(id(d), []),
+            health.device_rules(state, d) if d.taint_sources else [],
         )
         for d in state.devices.values()
     ]
