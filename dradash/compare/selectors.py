@@ -69,7 +69,7 @@ READ_ORDER = (
 # read, those added and removed too; of other kinds only those both snapshots hold.
 READ_WHOLE = frozenset({"DeviceTaintRule", "ResourceSlice", "ResourceClaim"})
 
-DETAIL_URLS = {"Pod": "pod-detail", "ResourceClaim": "claim-detail"}
+DETAIL_URLS = {"Pod": "pod-detail", "ResourceClaim": "claim-detail", "Node": "node-detail"}
 
 Key = tuple[str, str]
 Raw = dict[str, Any]
@@ -462,7 +462,9 @@ def _url(kind: str, namespace: str, name: str, snapshot_id: int) -> str | None:
     if url_name is None:
         return None
     try:
-        return reverse(url_name, args=[snapshot_id, namespace, name])
+        return reverse(
+            url_name, args=[snapshot_id, namespace, name] if namespace else [snapshot_id, name]
+        )
     except NoReverseMatch:  # a name the URL pattern cannot carry (it has a slash)
         return None
 

@@ -142,6 +142,8 @@ class DeviceRecord:
     # The Pods its NoExecute (or effect None) taints evict, did or would (health.Eviction
     # as_dict at the capture time, with "marked_at": when the controller marked the Pod).
     evictions: list[dict[str, Any]] = field(default_factory=list)
+    # The DeviceTaintRules tainting it, their status and evictions (health.device_rules).
+    rules: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def holders(self) -> list[tuple[str, str]]:
@@ -165,6 +167,10 @@ class DeviceRecord:
             # Healthy | Unhealthy | Unknown, "pod", "container", "claim", …).
             "health": [r.as_dict() for r in d.health],
             "evictions": self.evictions,
+            # The DeviceTaintRules among them (health.device_rules): "name", "effect",
+            # "taint", "selector", "conditions" (EvictionInProgress …) and "evictions", the
+            # Pods it evicts, will evict, would evict (effect None) or did (Eviction.as_dict).
+            "rules": self.rules,
             "status": self.status,
             "classes": self.classes,
             "claims": claims,
@@ -303,6 +309,35 @@ def node_dict(
             for e in node.events[-NODE_EVENTS:][::-1]
         ],
     }
+
+
+def node_rules(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The DeviceTaintRules tainting a node's devices, from their stored rows (DeviceRecord.as_dict
+    "rules"), by name: the rule's "name", "effect", "conditions", the "devices" it taints there
+    ({"driver", "pool", "device", "taint"}) and their "evictions"."""
+    by_name: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        for rule in row.get("rules") or []:
+            entry = by_name.setdefault(
+                rule["name"],
+                {
+                    "name": rule["name"],
+                    "effect": rule["effect"],
+                    "conditions": rule["conditions"],
+                    "devices": [],
+                    "evictions": [],
+                },
+            )
+            entry["devices"].append(
+                {
+                    "driver": row["driver"],
+                    "pool": row["pool"],
+                    "device": row["device"],
+                    "taint": rule["taint"],
+                }
+            )
+            entry["evictions"] += rule["evictions"]
+    return [by_name[name] for name in sorted(by_name)]
 
 
 def device_display(row: dict[str, Any]) -> dict[str, Any]:
@@ -580,6 +615,7 @@ def _devices(state: ClusterState, inv: inventory.Inventory) -> list[DeviceRecord
             id(d) in inv.tainted,
             inv.device_classes.get(id(d), []),
             evicting.get(id(d), []),
+            health.device_rules(state, d) if d.taint_sources else [],
         )
         for d in state.devices.values()
     ]

@@ -253,6 +253,8 @@ def result_chain(state: ClusterState, result: AllocationResult) -> dict[str, Any
         "status": {
             "conditions": mappings(status.get("conditions")),
             "network_data": mapping(status.get("networkData")),
+            # The driver's opaque data for the device (status.devices[].data), null when unset.
+            "data": status.get("data"),
         }
         if status
         else None,

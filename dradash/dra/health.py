@@ -159,6 +159,52 @@ def evictions(state: ClusterState) -> list[Eviction]:
     )
 
 
+def _evictions_by_device(state: ClusterState) -> dict[int, list[Eviction]]:
+    out: dict[int, list[Eviction]] = {}
+    for e in evictions(state):
+        out.setdefault(id(e.device), []).append(e)
+    return out
+
+
+def device_rules(state: ClusterState, device: Device) -> list[dict[str, Any]]:
+    """The DeviceTaintRules that taint ``device``, for its page: [{"name", "effect" (NoSchedule ·
+    NoExecute · None, a preview), "taint": TaintSource.as_dict(), "selector" (spec.deviceSelector),
+    "conditions": [{"type", "status", "reason", "message", "lastTransitionTime"}] (status, with
+    EvictionInProgress), "evictions": [Eviction.as_dict()] (the Pods using this device that the
+    rule evicts, will evict, would evict or did, at capture)}]."""
+    by_device: dict[int, list[Eviction]] = state.derived(
+        "health.evictions-by-device", _evictions_by_device
+    )
+    now = timestamp(state.meta.captured_at)
+    out = []
+    for source in device.taint_sources:
+        rule = source.rule
+        if rule is None:
+            continue
+        out.append(
+            {
+                "name": rule.name,
+                "effect": rule.effect,
+                "taint": source.as_dict(),
+                "selector": {k: text(v) for k, v in rule.selector.items() if text(v)},
+                "conditions": [
+                    {
+                        k: text(c.get(k))
+                        for k in ("type", "status", "reason", "message", "lastTransitionTime")
+                    }
+                    for c in rule.conditions
+                ],
+                "evictions": [
+                    e.as_dict(now)
+                    for e in by_device.get(id(device), [])
+                    if (e.source.kind, e.source.name, e.source.taint)
+                    == (source.kind, source.name, source.taint)
+                ],
+            }
+        )
+    return out
+
+
 def blocking(device: Device) -> list[TaintSource]:
     """Its NoSchedule and NoExecute taints: no new claim gets it unless it tolerates them."""
     return [s for s in device.taint_sources if s.effect in BLOCKING_EFFECTS]

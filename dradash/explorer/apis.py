@@ -869,6 +869,39 @@ DeviceDetailSerializer = inline_serializer(
             help_text="The kubelet's reports of the device in the Pods using it "
             "(status.containerStatuses[].allocatedResourcesStatus, KEP-4680).",
         ),
+        "rules": inline_serializer(
+            "DeviceTaintRuleOfDevice",
+            {
+                "name": serializers.CharField(),
+                "effect": serializers.CharField(help_text="NoSchedule · NoExecute · None"),
+                "taint": serializers.DictField(help_text="As in taint_sources."),
+                "selector": serializers.DictField(child=serializers.CharField()),
+                "conditions": serializers.ListField(
+                    child=serializers.DictField(child=serializers.CharField()),
+                    help_text="status.conditions (EvictionInProgress): type, status, reason, "
+                    "message, lastTransitionTime.",
+                ),
+                "evictions": inline_serializer(
+                    "DeviceTaintRuleEviction",
+                    {
+                        "pod": serializers.CharField(),
+                        "claim": serializers.CharField(),
+                        "device": serializers.CharField(),
+                        "taint": serializers.DictField(),
+                        "toleration_seconds": serializers.IntegerField(),
+                        "evict_at": serializers.CharField(),
+                        "state": serializers.ChoiceField(
+                            choices=["evicted", "due", "tolerated", "would-evict"]
+                        ),
+                    },
+                    many=True,
+                ),
+            },
+            many=True,
+            help_text="The DeviceTaintRules tainting it (KEP-5055): effect, status conditions "
+            "and the Pods using it that the rule evicts, will evict after their "
+            "tolerationSeconds, would evict (effect None) or did, at capture.",
+        ),
         "binding_conditions": serializers.ListField(child=serializers.CharField()),
         "binding_failure_conditions": serializers.ListField(child=serializers.CharField()),
         "binds_to_node": serializers.BooleanField(),

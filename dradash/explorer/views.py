@@ -56,7 +56,7 @@ from dradash.analysis.selectors import (
     pod_detail as pod_page,
 )
 from dradash.analysis.views import analysed
-from dradash.dra.analysis import device_counters, device_display
+from dradash.dra.analysis import device_counters, device_display, node_rules
 from dradash.dra.diagnosis import STAGES
 from dradash.explorer.forms import SearchForm
 from dradash.htmx import HtmxHttpRequest, template_for
@@ -395,6 +395,7 @@ def node_page(
             "snapshot": snapshot,
             "node": node.data,
             "devices": [(row, device_display(row.data)) for row in devices],
+            "rules": node_rules([row.data for row in devices]),
         },
     )
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
-from urllib.parse import urlencode
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -175,14 +174,16 @@ def tally_bar(tally: TallyLike, width: int = 160) -> SafeString:
     return stacked_bar(tally.segments, title=tally_title(tally), width=width)
 
 
-def node_chart(nodes: Sequence[tuple[str, TallyLike]], url: str, *, title: str) -> SafeString:
-    """One bar per (node name, Tally), each linking to ``url`` filtered to that node."""
+def node_chart(
+    nodes: Sequence[tuple[str, TallyLike]], href: Callable[[str], str], *, title: str
+) -> SafeString:
+    """One bar per (node name, Tally), each linking to ``href(name)`` (the node's page)."""
     return bar_chart(
         [
             BarRow(
                 label=name,
                 segments=tally.segments,
-                href=f"{url}?{urlencode({'node': name})}",
+                href=href(name),
                 note=f"{tally.allocated}/{tally.total} allocated, {tally.free} free",
             )
             for name, tally in nodes

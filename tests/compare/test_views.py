@@ -244,3 +244,61 @@ def test_long_lists_are_cut_with_a_count_and_a_link_to_the_kind(
 
     filtered = page(client_logged_in, diff_url(*demo), kind="Event")
     assert "… and 11 more (the first 4 are listed)." in filtered
+
+
+# --- links to the node and device pages ----------------------------------------------------
+
+
+def kind_section(html: str, kind: str) -> str:
+    return html.split(f'id="kind-{kind}"', 1)[1].split("</section>", 1)[0]
+
+
+def test_an_added_node_links_to_its_page_in_the_newer_snapshot(client_logged_in, demo) -> None:
+    earlier, later = demo
+    html = page(client_logged_in, diff_url(earlier, later))
+    node = reverse("node-detail", args=[later.pk, "gpu-example-worker-3"])
+    added = kind_section(html, "Node").split('class="diff-list diff-list-added"', 1)[1]
+    assert f'<a href="{node}">gpu-example-worker-3</a>' in added
+    assert f'Node <a href="{node}">gpu-example-worker-3</a> was added' in html
+
+
+def test_a_removed_node_links_to_its_page_in_the_older_snapshot(client_logged_in, demo) -> None:
+    earlier, later = demo
+    html = page(client_logged_in, diff_url(later, earlier))  # the node is gone in `earlier`
+    node = reverse("node-detail", args=[later.pk, "gpu-example-worker-3"])
+    removed = kind_section(html, "Node").split('class="diff-list diff-list-removed"', 1)[1]
+    assert f'<a href="{node}">gpu-example-worker-3</a>' in removed
+    assert reverse("node-detail", args=[earlier.pk, "gpu-example-worker-3"]) not in html
+
+
+def test_a_changed_node_links_to_its_page_in_the_newer_snapshot(client_logged_in, analysed):
+    def bundle(zone: str) -> bytes:
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "worker-1", "labels": {"topology.kubernetes.io/zone": zone}},
+            "spec": {"unschedulable": zone == "b"},
+        }
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": [node]}).encode()
+
+    with analysed():
+        before = bundle_import(files=[("a.json", bundle("a"))], cluster_name="nodes")
+        after = bundle_import(files=[("b.json", bundle("b"))], cluster_name="nodes")
+
+    html = page(client_logged_in, diff_url(before, after))
+
+    changed = kind_section(html, "Node")
+    node = reverse("node-detail", args=[after.pk, "worker-1"])
+    assert "worker-1" in changed and f'<a href="{node}">open</a>' in changed
+
+
+def test_a_tainted_device_links_to_its_page_in_the_newer_snapshot(client_logged_in, demo) -> None:
+    earlier, later = demo
+    html = page(client_logged_in, diff_url(earlier, later))
+    tainted = re.findall(r'<li class="dra-change dra-device-tainted">(.*?)</li>', html, re.S)
+    assert tainted
+    for device in ("gpu-0-mig-1g10gb-19-6", "gpu-1-mig-3g40gb-9-0", "gpu-1-mig-3g40gb-9-4"):
+        url = reverse(
+            "device-detail", args=[later.pk, "gpu.nvidia.com", "h100-mig-node-01", device]
+        )
+        assert any(f'href="{url}"' in line for line in tainted), device

@@ -366,6 +366,48 @@ def test_effect_none_only_previews_the_eviction() -> None:
     assert verdict(state).reason == "running"
 
 
+def test_a_devices_rules_carry_their_effect_status_and_the_pods_they_evict() -> None:
+    state = eviction_state(tolerating(300))
+    state.taint_rules["xid"].raw["status"] = {
+        "conditions": [{"type": "EvictionInProgress", "status": "True", "reason": "Pending"}]
+    }
+    device = state.devices[(DRIVER, "node-1", "gpu-0")]
+
+    (rule,) = health.device_rules(state, device)
+
+    assert (rule["name"], rule["effect"], rule["selector"]) == (
+        "xid",
+        "NoExecute",
+        {"driver": DRIVER},
+    )
+    assert rule["taint"]["source_kind"] == "DeviceTaintRule"
+    assert rule["conditions"][0]["type"] == "EvictionInProgress"
+    assert rule["conditions"][0]["reason"] == "Pending"
+    (e,) = rule["evictions"]
+    assert (e["pod"], e["claim"], e["state"]) == ("default/train", "default/train-gpu", "tolerated")
+    assert e["evict_at"] == "2026-08-10T12:03:00Z"
+    # the other device the rule selects is held by nobody
+    (other,) = health.device_rules(state, state.devices[(DRIVER, "node-1", "gpu-1")])
+    assert other["evictions"] == []
+
+
+def test_a_preview_rules_pods_would_be_evicted_and_the_device_record_stores_it() -> None:
+    state = eviction_state(result(), effect="None")
+    record = next(r for r in analyse(state).devices if r.device.key == (DRIVER, "node-1", "gpu-0"))
+
+    (rule,) = record.as_dict()["rules"]
+
+    assert rule["effect"] == "None"
+    assert [e["state"] for e in rule["evictions"]] == ["would-evict"]
+
+
+def test_a_drivers_own_taint_is_no_rule() -> None:
+    tainted = device("gpu-0", taints=[XID])
+    state = cluster(running_pod(), devices=[tainted, device("gpu-1")])
+
+    assert health.device_rules(state, state.devices[(DRIVER, "node-1", "gpu-0")]) == []
+
+
 # --- binding -------------------------------------------------------------------------------
 
 

@@ -358,11 +358,12 @@ def test_the_node_chart_shows_the_busiest_and_the_most_free_nodes(
     html = get(client_logged_in, troubled)
     charts = re.findall(r'<svg class="chart bars".*?</svg>', html, re.S)
     assert len(charts) == 2
-    node_url = reverse("device-list", args=[troubled.pk]) + "?node="
     busiest, most_free = charts
     # worker-1 and worker-4 both have 1 of 4 allocated; then worker-4 has the most free.
-    assert f'href="{node_url}worker-1"' in busiest and "worker-4" not in busiest
-    assert f'href="{node_url}worker-4"' in most_free and "worker-1" not in most_free
+    # Each bar links to its node's page.
+    worker = {n: reverse("node-detail", args=[troubled.pk, n]) for n in ("worker-1", "worker-4")}
+    assert f'href="{worker["worker-1"]}"' in busiest and "worker-4" not in busiest
+    assert f'href="{worker["worker-4"]}"' in most_free and "worker-1" not in most_free
     assert "2 more nodes not shown" in html
 
 
@@ -458,7 +459,7 @@ def test_hostile_names_are_escaped_in_html_and_svg(client_logged_in, api_client)
     charts = re.findall(r"<svg .*?</svg>", html, re.S)
     node_chart = next(c for c in charts if 'class="chart bars"' in c)
     assert "node-&lt;svg onload=alert(1)&gt;" in node_chart
-    assert "?node=node-%3Csvg+onload%3Dalert%281%29%3E" in node_chart
+    assert "/nodes/node-%3Csvg%20onload%3Dalert%281%29%3E/" in node_chart
     class_bar = html[html.index("<h2>By device class</h2>") :]
     assert "class-&quot;&gt;&lt;img" in class_bar
     for params in ({"attribute": "model"}, {"device_class": f"class-{IMG}"}, {"q": SCRIPT}):

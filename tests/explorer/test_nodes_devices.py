@@ -188,6 +188,54 @@ def test_the_node_and_device_pages_need_a_login(client, api_client, demo) -> Non
         assert client.get(url).status_code in (401, 403)
 
 
+RULED = (NVIDIA, "h100-mig-node-01", "gpu-1-mig-3g40gb-9-0")  # llama-ft waits to be evicted
+EVICTED = (NVIDIA, "h100-mig-node-01", "gpu-1-mig-3g40gb-9-4")  # llama-eval was evicted
+
+
+def test_a_device_taint_rule_shows_its_effect_condition_and_the_pod_it_evicts(
+    client_logged_in, demo
+) -> None:
+    later = demo[-1].pk
+    html = get(client_logged_in, "device-detail", later, *RULED)
+    rule = section(html, 'class="taint-rule"', "</section>")
+    assert "xid-79-gpu-1-mig-3g40gb-9-0" in rule and "NoExecute" in rule
+    conditions = words(section(rule, 'class="table compact rule-conditions"', "</table>"))
+    assert "EvictionInProgress True PodsPendingEviction" in conditions
+    assert "1 pod needs to be evicted in 1 namespace." in conditions
+    evictions = section(rule, 'class="table compact rule-evictions"', "</table>")
+    pod = reverse("pod-detail", args=[later, "finetune", "llama-ft-x8k2q"])
+    assert f'href="{pod}"' in evictions and "evict" in words(evictions)
+    evicted = get(client_logged_in, "device-detail", later, *EVICTED)
+    assert "Completed" in section(evicted, 'class="table compact rule-conditions"', "</table>")
+    assert "evicted" in words(section(evicted, 'class="table compact rule-evictions"', "</table>"))
+
+
+def test_the_device_api_carries_its_rules(api_client, demo) -> None:
+    later = demo[-1].pk
+    data = api_client.get(f"/api/v1/snapshots/{later}/devices/{'/'.join(RULED)}").json()
+    (rule,) = data["rules"]
+    assert (rule["name"], rule["effect"]) == ("xid-79-gpu-1-mig-3g40gb-9-0", "NoExecute")
+    assert rule["conditions"][0]["type"] == "EvictionInProgress"
+    # due, or tolerated once the demo's allocation result carries its request's toleration
+    assert [e["pod"] for e in rule["evictions"]] == ["finetune/llama-ft-x8k2q"]
+    assert rule["evictions"][0]["state"] in ("due", "tolerated")
+    untainted = api_client.get(f"/api/v1/snapshots/{later}/devices/{'/'.join(GPU5)}").json()
+    assert untainted["rules"] == []
+
+
+def test_the_node_page_lists_the_rules_tainting_its_devices(client_logged_in, demo) -> None:
+    later = demo[-1].pk
+    html = get(client_logged_in, "node-detail", later, RULED[1])
+    rules = section(html, 'class="card node-rules"')
+    for device in (RULED, EVICTED):
+        assert f"xid-79-{device[2]}" in rules
+        assert f'href="{reverse("device-detail", args=[later, *device])}"' in rules
+    assert "PodsPendingEviction" in rules and "Completed" in rules
+    for pod in ("llama-ft-x8k2q", "llama-eval-p3m7d"):
+        assert f'href="{reverse("pod-detail", args=[later, "finetune", pod])}"' in rules
+    assert "node-rules" not in get(client_logged_in, "node-detail", later, H100)
+
+
 # --- links to them ---------------------------------------------------------------------------
 
 

@@ -86,6 +86,10 @@ def test_node_names_cut_on_the_chart_still_read_apart() -> None:
 def test_the_by_node_chart_shows_them_apart() -> None:
     from dradash.dra.inventory import Tally
 
-    svg = str(node_chart([(n, Tally(allocated=1, free=1)) for n in VKS], "/d/", title="nodes"))
+    svg = str(
+        node_chart(
+            [(n, Tally(allocated=1, free=1)) for n in VKS], lambda n: f"/n/{n}/", title="nodes"
+        )
+    )
     labels = re.findall(r'<text class="bar-label"[^>]*>([^<]+)</text>', svg)
     assert len(set(labels)) == 3 and labels[0].endswith("gcxqf")

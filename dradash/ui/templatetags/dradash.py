@@ -140,6 +140,17 @@ def pretty(value: Any) -> str:
 
 
 @register.filter
+def seconds(value: Any) -> str:
+    """A number of seconds, whatever its sign, as ``9 min 5 s`` (dradash.dra.health.duration)."""
+    from dradash.dra.health import duration
+
+    try:
+        return duration(int(value))
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
 def selector_text(selector: Any) -> str:
     """A core/v1 NodeSelector as a short expression: ``a In (x, y) || metadata.name = n``."""
     if not isinstance(selector, dict):
@@ -260,13 +271,22 @@ def fraction_bar(counter: Any) -> str:
 
 @register.simple_tag
 def node_chart(nodes: Any, snapshot_id: int, title: str) -> str:
-    """Bars of [node, stored tally], each linking to the devices list filtered by that node."""
+    """Bars of [node, stored tally], each linking to the node's page (to the devices list
+    filtered by that node for a name no page can have)."""
+    from urllib.parse import urlencode
+
     from django.urls import reverse
 
     from dradash.ui.charts import node_chart as chart
+    from dradash.ui.links import node_url
+
+    devices = reverse("device-list", args=[snapshot_id])
+
+    def href(name: str) -> str:
+        return node_url(snapshot_id, name) or f"{devices}?{urlencode({'node': name})}"
 
     pairs = [(name, _tally(tally)) for name, tally in nodes]
-    return chart(pairs, reverse("device-list", args=[snapshot_id]), title=title)
+    return chart(pairs, href, title=title)
 
 
 @register.filter
