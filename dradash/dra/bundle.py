@@ -43,7 +43,13 @@ INFO_FIELDS: dict[str, type | tuple[type, ...]] = {
     "apiVersions": list,
     "kinds": dict,  # {"Pod": {"status": "ok", "message": ""}, ...}
     "ignored": dict,  # {"apps/v1 Deployment": 2}
+    # The cluster's feature gates where they differ from its version's defaults, as given to
+    # kube-scheduler (--feature-gates): {"DRADeviceTaints": true}. dradash judges by them.
+    "featureGates": dict,
 }
+# A feature gate's name: an identifier (pkg/features), at most 100 characters; at most 500 gates.
+GATE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,99}")
+MAX_GATES = 500
 # How a kind fared when the snapshot was taken. "not-served": an optional kind the cluster does
 # not serve (DeviceTaintRule before 1.35; Workload and PodGroup without the GenericWorkload
 # gate); the last three make a snapshot partial.
@@ -273,6 +279,16 @@ def _check_info(filename: str, where: str, obj: dict[str, Any]) -> dict[str, Any
     for key, count in (spec.get("ignored") or {}).items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise BundleError(filename, f"{where}: SnapshotInfo spec.ignored.{key} is not a count")
+    gates = spec.get("featureGates") or {}
+    if len(gates) > MAX_GATES:
+        raise BundleError(filename, f"{where}: SnapshotInfo spec.featureGates has over {MAX_GATES}")
+    for gate, on in gates.items():
+        if not GATE_NAME.fullmatch(gate) or not isinstance(on, bool):
+            raise BundleError(
+                filename,
+                f"{where}: SnapshotInfo spec.featureGates: {gate[:100]!r} must be a feature gate's "
+                "name with true or false",
+            )
     for name, limit in INFO_MAX_LENGTHS.items():
         value = spec.get(name)
         if isinstance(value, str) and len(value) > limit:

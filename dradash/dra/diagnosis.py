@@ -1145,8 +1145,13 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
         ),
         "selector-error": (
             f"A CEL selector of {names} raises an error, which aborts scheduling of the Pod on "
-            f"every node: {error or detail}",
-            [_selector_advice(error or explanation.first_detail)],
+            f"every node: {error or detail}"
+            if explanation.allocatable is None
+            else f"No device the Pod can use matches {of}: its CEL selector raises an error on "
+            "devices the scheduler does not evaluate for this Pod (on nodes it may not use, or "
+            "left out before the selectors run), and matches none of the others. Where the "
+            f"scheduler evaluates such a device, the error aborts scheduling: {detail}",
+            [_selector_advice(error or detail or explanation.first_detail)],
         ),
         "no-matching-devices": (
             _with_lost(

@@ -36,7 +36,7 @@ from dradash.dra.cel.device import ABSENT, conversion_error, freeze, projection
 from dradash.dra.cel.dialect import Dialect
 from dradash.dra.gc import gc_paused
 from dradash.dra.objects import Device, DeviceRequestSpec
-from dradash.dra.state import LIST_ATTRIBUTE_KINDS, ClusterState
+from dradash.dra.state import LIST_ATTRIBUTE_KINDS, ClusterState, SnapshotMeta
 
 # Attributes worth a column in a table of devices, in order of preference.
 KEY_ATTRIBUTES = (
@@ -512,10 +512,17 @@ def evaluate(
 
 
 def evaluate_slices(
-    slices: list[dict[str, Any]], expression: str, *, time_limit: float | None = None
+    slices: list[dict[str, Any]],
+    expression: str,
+    *,
+    time_limit: float | None = None,
+    server_version: str = "",
+    feature_gates: dict[str, bool] | None = None,
 ) -> Evaluation:
-    """The same for ResourceSlices given inline (any API version dradash reads)."""
-    return evaluate(ClusterState.build(slices), expression, time_limit=time_limit)
+    """The same for ResourceSlices given inline (any API version dradash reads), in the CEL
+    environment of ``server_version`` (default: the newest release) with ``feature_gates``."""
+    meta = SnapshotMeta(server_version=server_version, feature_gates=dict(feature_gates or {}))
+    return evaluate(ClusterState.build(slices, meta), expression, time_limit=time_limit)
 
 
 def key_attributes(device: Device, limit: int = 4, capacity: bool = False) -> list[tuple[str, Any]]:

@@ -107,6 +107,8 @@ class SnapshotMeta:
     kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
     # How the snapshot was made: "capture", "import", "upload", "demo"; "" when not known.
     source: str = ""
+    # Feature gates stated for the cluster (SnapshotInfo featureGates): {"DRADeviceTaints": True}.
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
     def unproven(self, *kinds: str) -> list[str]:
         """Those of ``kinds`` whose absence from the snapshot proves nothing about the cluster.

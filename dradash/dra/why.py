@@ -54,6 +54,7 @@ def load(
         api_versions=list(info.get("apiVersions") or []),
         kinds=kind_statuses(counts, info.get("kinds")),
         source="import",
+        feature_gates=dict(info.get("featureGates") or {}),
     )
     return ClusterState.build(bundle.objects.values(), meta)
 

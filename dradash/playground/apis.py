@@ -11,6 +11,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from dradash.analysis.apis import AnalysisNotReady
 from dradash.api import BaseApi
 from dradash.dra import matching, validation
+from dradash.dra.bundle import GATE_NAME, MAX_GATES
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import RESOURCE_GROUP, RESOURCE_VERSIONS
 from dradash.playground.services import (
@@ -100,6 +101,27 @@ class SelectorEvaluateApi(BaseApi):
             f"slice, …); at most {MAX_INLINE_DEVICES:,} devices in all.",
         )
 
+        server_version = serializers.RegexField(
+            r"^v?1\.\d{1,3}(\.\d{1,4})?([-+][0-9A-Za-z.+-]{0,40})?$",
+            required=False,
+            allow_blank=True,
+            help_text="With resource_slices: the Kubernetes version whose CEL environment "
+            'judges them ("v1.36.2"; default the newest, 1.37). A snapshot has its own.',
+        )
+        feature_gates = serializers.DictField(
+            child=serializers.BooleanField(),
+            required=False,
+            help_text="With resource_slices: feature gates that differ from the version's "
+            'defaults ({"DRAListTypeAttributes": true}). A snapshot has its own.',
+        )
+
+        def validate_feature_gates(self, value: dict[str, bool]) -> dict[str, bool]:
+            if len(value) > MAX_GATES or not all(GATE_NAME.fullmatch(g) for g in value):
+                raise serializers.ValidationError(
+                    f"at most {MAX_GATES} feature gates, each named as in Kubernetes"
+                )
+            return value
+
         def validate_snapshot(self, value: int | None) -> Snapshot | None:
             if value is None:
                 return None
@@ -152,6 +174,11 @@ class SelectorEvaluateApi(BaseApi):
                 raise serializers.ValidationError(
                     {"device_class": "a device class needs a snapshot to come from"}
                 )
+            for field in ("server_version", "feature_gates"):
+                if data.get(field) and has_snapshot:
+                    raise serializers.ValidationError(
+                        {field: "a snapshot is judged by its own; give it with resource_slices"}
+                    )
             return data
 
     @extend_schema(

@@ -148,11 +148,14 @@ def selector_evaluate(
     device_class: str | None = None,
     resource_slices: list[dict[str, Any]] | None = None,
     time_limit: float | None = None,
+    server_version: str = "",
+    feature_gates: dict[str, bool] | None = None,
 ) -> matching.Evaluation:
     """Over the devices of an analysed snapshot, or of inline slices, for at most
     ``time_limit`` seconds (DRADASH_SELECTOR_TIME_LIMIT). Raises matching.UnknownDeviceClass
     for a class the snapshot does not have, NotAnalysed for a snapshot whose analysis is not
-    done."""
+    done. Inline slices are judged in the CEL environment of ``server_version`` (default: the
+    newest release) with ``feature_gates``; a snapshot in its own."""
     limit = time_limit or settings.DRADASH_SELECTOR_TIME_LIMIT
     if snapshot is not None:
         analysis = snapshot_analysis(snapshot)
@@ -164,4 +167,10 @@ def selector_evaluate(
             device_class=device_class,
             time_limit=limit,
         )
-    return matching.evaluate_slices(resource_slices or [], expression, time_limit=limit)
+    return matching.evaluate_slices(
+        resource_slices or [],
+        expression,
+        time_limit=limit,
+        server_version=server_version,
+        feature_gates=feature_gates,
+    )

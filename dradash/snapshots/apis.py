@@ -39,6 +39,11 @@ class SnapshotOutputSerializer(serializers.Serializer):
     missing_kinds = serializers.ListField(child=serializers.CharField())
     object_count = serializers.IntegerField()
     ignored = serializers.DictField(child=serializers.IntegerField())
+    feature_gates = serializers.DictField(
+        child=serializers.BooleanField(),
+        help_text="Feature gates the snapshot states (SnapshotInfo featureGates), judged by "
+        "instead of the version's defaults",
+    )
     pinned = serializers.BooleanField()
     analysis = serializers.ChoiceField(
         source="analysis_status",

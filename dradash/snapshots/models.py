@@ -44,6 +44,9 @@ class Snapshot(models.Model):
     object_count = models.PositiveIntegerField(default=0)
     # Objects of kinds dradash does not read: {"apps/v1 Deployment": 2}.
     ignored = models.JSONField(default=dict, blank=True)
+    # Feature gates the snapshot states (SnapshotInfo featureGates); judged by, besides the
+    # version's defaults.
+    feature_gates = models.JSONField(default=dict, blank=True)
     pinned = models.BooleanField(default=False)
     # The ids of its objects' blobs, packed by dradash.snapshots.members: one value instead of a
     # row per object, so a snapshot of an unchanged cluster adds next to nothing.

@@ -130,6 +130,7 @@ def snapshot_meta(snapshot: Snapshot) -> SnapshotMeta:
         api_versions=list(snapshot.api_versions),
         kinds=dict(snapshot.kinds or {}),
         source=snapshot.source,
+        feature_gates=dict(snapshot.feature_gates or {}),
     )
 
 

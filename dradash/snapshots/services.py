@@ -353,6 +353,7 @@ def snapshot_store(
     kind_status: dict[str, dict[str, Any]] | None = None,
     ignored: dict[str, int] | None = None,
     staged: Staged | None = None,
+    feature_gates: dict[str, bool] | None = None,
 ) -> Snapshot:
     """Store a whole snapshot in one transaction; unchanged objects reuse their stored blob.
 
@@ -371,6 +372,7 @@ def snapshot_store(
         api_versions=api_versions,
         kind_status=kind_status,
         ignored=ignored,
+        feature_gates=feature_gates,
     )
 
 
@@ -386,6 +388,7 @@ def _snapshot_create(
     kind_status: dict[str, dict[str, Any]] | None,
     ignored: dict[str, int] | None,
     captured_at_known: bool = True,
+    feature_gates: dict[str, bool] | None = None,
 ) -> Snapshot:
     """The Snapshot row for objects whose blobs are stored (inside the storing transaction).
 
@@ -404,6 +407,7 @@ def _snapshot_create(
         kinds=kinds,
         object_count=sum(counts.values()),
         ignored=dict(ignored or {}),
+        feature_gates=dict(feature_gates or {}),
         members=members.pack(blob_ids),
     )
     analysis_request(snapshot)  # the analyse task runs once this transaction commits
@@ -527,6 +531,7 @@ def bundle_import(
             kind_status=info.get("kinds"),
             ignored=dict(ignored),
             captured_at_known=bool(info.get("capturedAt")),
+            feature_gates=info.get("featureGates"),
         )
         snapshot.notice = notice  # type: ignore[attr-defined]
         return snapshot
@@ -598,6 +603,7 @@ def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
             if v.get("listed", snapshot.source in LISTING_SOURCES) or v["status"] != "absent"
         },
         "ignored": snapshot.ignored,
+        "featureGates": snapshot.feature_gates,
     }
 
 

@@ -1,10 +1,13 @@
-"""The recorded corpus of upstream allocator outcomes, replayed: 100 %, not "about".
+"""The recorded corpora of upstream allocator outcomes, replayed: 100 %, not "about".
 
-``data/oracle-cases-1.36.jsonl.gz`` is ``shared/oracle/cases-1.36.jsonl.gz`` (format in its
-README): 1,500 small random clusters and what ``k8s.io/dynamic-resource-allocation`` v0.36.2
-decided for one Pod's pending claims on each node. The port is driven as kube-scheduler drives
-upstream's: one ``Allocator`` built from the allocated claims, every slice (with DeviceTaintRules
-applied) and every class, then one ``allocate`` per node. Every node's outcome (fit, nofit,
+``data/oracle-cases-1.36.jsonl.gz`` and ``oracle-cases-1.37.jsonl.gz`` are
+``shared/oracle/cases-1.3x.jsonl.gz`` (format in its README): 1,500 small random clusters each
+and what ``k8s.io/dynamic-resource-allocation`` decided for one Pod's pending claims on each node
+(v0.36.2; 1.37 development code at 3d036712930c, whose lines compare with
+DRAFractionalCapacityRange off, as 1.37 ships it until the compatibility version is 1.37).
+The port is driven as kube-scheduler drives upstream's: one ``Allocator`` built from the
+allocated claims, every slice (with DeviceTaintRules applied) and every class, then one
+``allocate`` per node. Every node's outcome (fit, nofit,
 node-error, error) and error text must equal the recording; where the claims fit under the
 ``incubating`` implementation, the devices chosen too (results in order, admin access, whether a
 share ID was set, consumed capacity as quantities). Where upstream's ``stable`` implementation
@@ -28,18 +31,18 @@ from dradash.dra.cel.quantity import Quantity
 from dradash.dra.objects import ResourceClaim
 from dradash.dra.state import ClusterState
 
-CORPUS = Path(__file__).parent / "data" / "oracle-cases-1.36.jsonl.gz"
+DATA = Path(__file__).parent / "data"
 
 
 @cache
-def corpus() -> dict[str, dict[str, Any]]:
-    with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
+def corpus(release: int = 36) -> dict[str, dict[str, Any]]:
+    with gzip.open(DATA / f"oracle-cases-1.{release}.jsonl.gz", "rt", encoding="utf-8") as fh:
         cases = [json.loads(line) for line in fh]
-    return {c["name"]: c for c in cases}
+    return {c["name"]: c | {"release": release} for c in cases}
 
 
-def features(gates: dict[str, bool]) -> Features:
-    """structured.Features of a line, as the port's Features (1.36 rules otherwise)."""
+def features(gates: dict[str, bool], release: int = 36) -> Features:
+    """structured.Features of a line, as the port's Features (the release's rules otherwise)."""
     return Features(
         prioritized_list=gates["PrioritizedList"],
         admin_access=gates["AdminAccess"],
@@ -48,7 +51,8 @@ def features(gates: dict[str, bool]) -> Features:
         consumable_capacity=gates["ConsumableCapacity"],
         binding_conditions=gates["DeviceBindingAndStatus"],
         list_type_attributes=gates["ListTypeAttributes"],
-        release=36,
+        fractional_capacity_range=gates.get("FractionalCapacityRange", False),
+        release=release,
     )
 
 
@@ -68,7 +72,7 @@ def _result(r: dict[str, Any]) -> tuple[Any, ...]:
 def replay(case: dict[str, Any]) -> list[str]:
     """The differences between the port and the recording, one line each."""
     given = case["input"]
-    gates = features(given["features"])
+    gates = features(given["features"], case["release"])
     state = ClusterState.build(
         [
             *given["nodes"],
@@ -101,16 +105,28 @@ def replay(case: dict[str, Any]) -> list[str]:
     return problems
 
 
-def test_the_corpus_is_the_shared_one() -> None:
-    cases = corpus()
+@pytest.mark.parametrize(
+    ("release", "nodes", "profiles"),
+    [
+        (36, 3889, {"plain", "advanced", "mixed"}),
+        (37, 3900, {"plain", "advanced", "mixed", "v137"}),
+    ],
+)
+def test_the_corpus_is_the_shared_one(release: int, nodes: int, profiles: set[str]) -> None:
+    cases = corpus(release)
     assert len(cases) == 1500
-    assert sum(len(c["expect"]["nodes"]) for c in cases.values()) == 3889
-    assert {c["profile"] for c in cases.values()} == {"plain", "advanced", "mixed"}
+    assert sum(len(c["expect"]["nodes"]) for c in cases.values()) == nodes
+    assert {c["profile"] for c in cases.values()} == profiles
 
 
-@pytest.mark.parametrize("name", sorted(corpus()))
+@pytest.mark.parametrize("name", sorted(corpus(36)))
 def test_recorded_outcome(name: str) -> None:
-    assert replay(corpus()[name]) == []
+    assert replay(corpus(36)[name]) == []
+
+
+@pytest.mark.parametrize("name", sorted(corpus(37)))
+def test_recorded_outcome_137(name: str) -> None:
+    assert replay(corpus(37)[name]) == []
 
 
 def test_stable_ran_where_the_readme_says() -> None:

@@ -51,7 +51,7 @@ from dradash.dra.extended import in_memory_claim, requests_and_mappings
 from dradash.dra.fields import items, strings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.nodes import node_selector_matches
-from dradash.dra.objects import Device, DeviceClass, Node, Pod, ResourceClaim, ResourceSlice
+from dradash.dra.objects import Device, DeviceClass, Node, Pod, Pool, ResourceClaim, ResourceSlice
 from dradash.dra.state import ClusterState
 
 STEPS = (
@@ -189,9 +189,9 @@ class Explanation:
     @property
     def deciding(self) -> RequestExplanation | None:
         """The request explanation the reason comes from (the first one short of devices)."""
-        named_ = [r for r in self.requests if r.name == self.request]
+        named_ = [r for r in self.requests if r.name == self.request]  # of several claims
         if named_:
-            return named_[0]
+            return next((r for r in named_ if r.short_step), named_[0])
         return next((r for r in self.requests if r.short_step), None)
 
     def as_dict(self) -> dict[str, Any]:
@@ -351,6 +351,7 @@ class _Explainer:
         self._reach_cache: dict[int, Any] = {}
         self._slice_node_cache: dict[int, frozenset[str]] = {}
         self._bad_pool_nodes: frozenset[str] | None = None
+        self._invalid_nodes: frozenset[str] | None = None
         self._selector_cache: dict[str, frozenset[str]] = {}
         for ci, plan in enumerate(plans):
             for ri, request in enumerate(plan.requests):
@@ -678,22 +679,58 @@ class _Explainer:
         a node error when the node's pools include an invalid one."""
         if (
             self.features.skip_incomplete_pools
-            and node.name in self.bad_pool_nodes()
+            and node.name in self._maybe_invalid_nodes()
             and any(p.invalid for p in self.allocator.pools_for(node))
         ):
             return NodeOutcome(node.name, "node-error", "invalid resource pools were encountered")
         return NodeOutcome(node.name, "nofit")
 
     def bad_pool_nodes(self) -> frozenset[str]:
-        """Nodes that see a pool that is incomplete or invalid."""
+        """Nodes whose gathered pools include an incomplete or invalid one (duplicate device
+        names): an All-mode request stops with an error there."""
         if self._bad_pool_nodes is None:
-            found: set[str] = set()
-            for key, pool in self.state.pools.items():
-                if not pool.complete or not pool.valid:
-                    for s in self.index.by_pool.get(key, ()):
-                        found |= self._slice_nodes(s)
-            self._bad_pool_nodes = frozenset(found)
+            self._bad_pool_nodes = self._gathering(lambda pool: not pool.complete or not pool.valid)
         return self._bad_pool_nodes
+
+    def _maybe_invalid_nodes(self) -> frozenset[str]:
+        """A superset of the nodes where GatherPools builds an invalid pool: those gathering a
+        pool that is incomplete, has duplicate device names, or uses counters (whose
+        references are checked per node). Allocate's answer there is decided by the pools
+        gathered for the node, as the allocator gathers them."""
+        if self._invalid_nodes is None:
+            self._invalid_nodes = self._gathering(
+                lambda pool: (
+                    not pool.complete
+                    or not pool.valid
+                    or any(
+                        items(s.spec.get("sharedCounters")) or any(consumes(d) for d in s.devices)
+                        for s in pool.slices
+                    )
+                )
+            )
+        return self._invalid_nodes
+
+    def _gathering(self, suspect: Callable[[Pool], bool]) -> frozenset[str]:
+        """The eligible nodes for which GatherPools takes a slice of a pool ``suspect`` picks
+        (a slice with per-device node selection, or before 1.37 one with shared counters, is
+        taken for every node whatever its devices reach)."""
+        found: set[str] = set()
+        for key, pool in self.state.pools.items():
+            if not suspect(pool):
+                continue
+            for s in self.index.by_pool.get(key, ()):
+                spec = s.spec
+                if spec.get("perDeviceNodeSelection") is True or (
+                    items(spec.get("sharedCounters")) and self.features.release < 37
+                ):
+                    return frozenset(self.eligible_names)
+                reach = self._reach(
+                    text(spec.get("nodeName")),
+                    spec.get("allNodes") is True,
+                    spec.get("nodeSelector"),
+                )
+                found |= self.eligible_names if reach is _ALL else reach
+        return frozenset(found)
 
     def _count_fits(self, alt: _Alternative, devices: list[Device], need: int) -> bool:
         """Whether ``need`` of the devices satisfy the request's own constraints (for

@@ -99,9 +99,10 @@ class Features:
 
     @classmethod
     def of(cls, state: ClusterState) -> Features:
-        """The features a snapshot's scheduler runs with: its version's defaults, and
+        """The features a snapshot's scheduler runs with: its version's defaults;
         DRAListTypeAttributes (alpha, off by default) where a ResourceSlice of a 1.36+ server
-        holds a list-typed attribute, which the apiserver only stores with the gate on."""
+        holds a list-typed attribute, which the apiserver only stores with the gate on; then
+        the feature gates the snapshot states (SnapshotInfo ``featureGates``)."""
         return state.derived("features", _features_of)
 
     @classmethod
@@ -126,8 +127,46 @@ class Features:
         )
 
 
+# Kubernetes' feature gates (pkg/features/kube_features.go) and the Features fields they set.
+# Upstream's Features.DeviceBindingAndStatus needs both of its gates.
+GATES: dict[str, tuple[str, ...]] = {
+    "DRAPrioritizedList": ("prioritized_list",),
+    "DRAAdminAccess": ("admin_access",),
+    "DRADeviceTaints": ("device_taints",),
+    "DRAPartitionableDevices": ("partitionable_devices",),
+    "DRAConsumableCapacity": ("consumable_capacity",),
+    "DRADeviceBindingConditions": ("binding_conditions",),
+    "DRAResourceClaimDeviceStatus": ("binding_conditions",),
+    "DRAListTypeAttributes": ("list_type_attributes",),
+    "DRAFractionalCapacityRange": ("fractional_capacity_range",),
+    "DRASchedulerFilterTimeout": ("filter_timeout",),
+}
+
+
+def with_gates(features: Features, gates: dict[str, bool]) -> Features:
+    """The features with the cluster's feature gates (``--feature-gates`` of kube-scheduler, as
+    a bundle's SnapshotInfo states them) instead of the version's defaults. Gates dradash does
+    not model are ignored (``unmodelled_gates`` names them); a gate switched off wins over
+    another switched on for the same field (DeviceBindingAndStatus needs both)."""
+    changes: dict[str, bool] = {}
+    for gate, on in gates.items():
+        for name in GATES.get(gate, ()):
+            changes[name] = changes.get(name, True) and on
+    if "binding_conditions" in changes and not all(g in gates for g in _BINDING):
+        changes["binding_conditions"] &= features.binding_conditions  # the other one's default
+    return replace(features, **changes) if changes else features
+
+
+_BINDING = ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus")
+
+
+def unmodelled_gates(gates: dict[str, bool]) -> list[str]:
+    """The gates of ``gates`` that change nothing dradash decides."""
+    return sorted(g for g in gates if g not in GATES)
+
+
 def _features_of(state: ClusterState) -> Features:
     features = Features.for_version(state.meta.server_version)
     if features.release >= 36 and state.has_list_attributes:
-        return replace(features, list_type_attributes=True)
-    return features
+        features = replace(features, list_type_attributes=True)
+    return with_gates(features, state.meta.feature_gates)
