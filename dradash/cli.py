@@ -70,6 +70,12 @@ def parser() -> argparse.ArgumentParser:
         "version, else the newest)",
     )
     why.add_argument(
+        "--feature-gates",
+        metavar="NAME=true,…",
+        help="the feature gates kube-scheduler runs with, where they differ from the version's "
+        "defaults (e.g. DRAPartitionableDevices=true); over the bundle's own",
+    )
+    why.add_argument(
         "--color",
         choices=["auto", "always", "never"],
         default="auto",
@@ -99,6 +105,7 @@ def why(args: argparse.Namespace) -> int:
         return _fail("standard input (-f -) can be read only once")
     try:
         version = core.kubernetes_version(args.version) if args.version else None
+        gates = core.feature_gates(args.feature_gates) if args.feature_gates else None
         max_bytes = int(os.environ.get("DRADASH_BUNDLE_MAX_BYTES") or DEFAULT_MAX_BYTES)
         with ExitStack() as stack:
             sources: list[tuple[str, BinaryIO]] = []
@@ -107,7 +114,7 @@ def why(args: argparse.Namespace) -> int:
                     sources.append(("<stdin>", sys.stdin.buffer))
                 else:
                     sources.append((path, stack.enter_context(open(path, "rb"))))
-            state = core.load(sources, max_bytes=max_bytes, version=version)
+            state = core.load(sources, max_bytes=max_bytes, version=version, gates=gates)
         verdict = core.verdict(state, args.kind, namespace, name)
     except (BundleError, core.UsageError) as exc:
         return _fail(str(exc))

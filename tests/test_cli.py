@@ -249,6 +249,8 @@ def test_several_files_make_one_snapshot(tmp_path, no_django) -> None:
         (("pod", "a/b"), b'{"kind": "Secret", "apiVersion": "v1", "metadata": {}}', "Secret"),
         (("pod", "a/b", "-f", "/no/such/file.json"), b"", "/no/such/file.json"),
         (("pod", "a/b", "--version", "banana"), "bundle", "--version 'banana'"),
+        (("pod", "a/b", "--version", "1.99"), "bundle", "the rules of Kubernetes 1.32 to 1.37"),
+        (("pod", "a/b", "--feature-gates", "DRAAdminAccess=yes"), "bundle", "NAME=true"),
         (("node", "a/b"), "bundle", "invalid choice"),
     ],
 )
@@ -270,6 +272,33 @@ def test_version_judges_by_an_older_release(bundle, no_django) -> None:
             "why", "pod", "gpu-test2/pod0", "--version", version, stdin=bundle, no_django=no_django
         )
         assert result.returncode == 0, result.stderr.decode()
+
+
+def test_feature_gates_judge_as_the_cluster_runs(no_django) -> None:
+    """A 1.35 cluster with DRAPartitionableDevices on (alpha, off by default) allocates a MIG
+    partition that consumes counters; with the defaults it cannot."""
+    from dradash.dra.kinds import KINDS
+    from tests.gated_cluster import OBJECTS
+
+    info = {
+        "apiVersion": "dradash.io/v1",
+        "kind": "SnapshotInfo",
+        "metadata": {"name": "i"},
+        "spec": {"kinds": {kind: {"status": "ok"} for kind in KINDS}},  # all listed
+    }
+    data = json.dumps({"kind": "List", "items": [info, *OBJECTS]}).encode()
+    verdicts = []
+    for extra in ((), ("--feature-gates", "DRAPartitionableDevices=true")):
+        result = run(
+            "why", "pod", "ml/trainer", "--json", "--version", "v1.35", *extra,
+            stdin=data, no_django=no_django,
+        )  # fmt: skip
+        body = json.loads(result.stdout)
+        verdicts.append((body["stage"], body["reason"]))
+    assert verdicts == [
+        ("claim-unallocated", "feature-disabled"),
+        ("claim-unallocated", "schedulable-now"),
+    ]
 
 
 def test_a_search_for_devices_that_runs_out_is_an_allocation_timeout(no_django) -> None:

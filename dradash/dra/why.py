@@ -19,6 +19,7 @@ from typing import Any
 
 from dradash.dra import analysis, diagnosis, findings
 from dradash.dra.bundle import Source, kind_statuses, parse_bundle
+from dradash.dra.cel.dialect import NEWEST
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -32,18 +33,50 @@ class UsageError(ValueError):
     """The input cannot be used, or the object is not in it (exit status 2)."""
 
 
+OLDEST = 32  # resource.k8s.io with structured parameters: v1beta1 (1.32) and later
+
+
 def kubernetes_version(text: str) -> str:
-    """``v1.35`` from "v1.35", "1.35" or "v1.35.2"; raises UsageError."""
+    """``v1.35`` from "v1.35", "1.35" or "v1.35.2", for a release dradash knows the rules of;
+    raises UsageError."""
     match = VERSION.match(text.strip())
     if match is None:
         raise UsageError(f"--version {text!r}: give a Kubernetes version such as v1.36")
+    minor = int(match["minor"])
+    if not OLDEST <= minor <= NEWEST:
+        raise UsageError(
+            f"--version {text!r}: dradash knows the rules of Kubernetes 1.{OLDEST} to "
+            f"1.{NEWEST} (structured DRA); give one of those"
+        )
     return f"v{match['major']}.{match['minor']}"
 
 
+GATE = re.compile(r"\A(?P<name>[A-Za-z][A-Za-z0-9]{0,99})=(?P<on>true|false)\Z")
+
+
+def feature_gates(text: str) -> dict[str, bool]:
+    """``{"DRADeviceTaints": True}`` from "DRADeviceTaints=true,…", as kube-scheduler's
+    --feature-gates takes them; raises UsageError."""
+    gates = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = GATE.match(part)
+        if match is None:
+            raise UsageError(
+                f"--feature-gates {part!r}: give NAME=true or NAME=false, separated by commas"
+            )
+        gates[match["name"]] = match["on"] == "true"
+    return gates
+
+
 def load(
-    files: Iterable[tuple[str, Source]], *, max_bytes: int, version: str | None = None
+    files: Iterable[tuple[str, Source]],
+    *,
+    max_bytes: int,
+    version: str | None = None,
+    gates: dict[str, bool] | None = None,
 ) -> ClusterState:
-    """The snapshot the files make together (one import). Raises BundleError."""
+    """The snapshot the files make together (one import), judged by ``version`` and with
+    ``gates`` over the bundle's own (SnapshotInfo). Raises BundleError."""
     bundle = parse_bundle(files, max_bytes=max_bytes)
     info = bundle.info
     counts = Counter(key[0] for key in bundle.objects)
@@ -54,7 +87,7 @@ def load(
         api_versions=list(info.get("apiVersions") or []),
         kinds=kind_statuses(counts, info.get("kinds")),
         source="import",
-        feature_gates=dict(info.get("featureGates") or {}),
+        feature_gates={**(info.get("featureGates") or {}), **(gates or {})},
     )
     return ClusterState.build(bundle.objects.values(), meta)
 

@@ -13,60 +13,11 @@ from django.core.management import CommandError, call_command
 from dradash.dra.allocator import Features
 from dradash.dra.allocator.features import unmodelled_gates, with_gates
 from dradash.snapshots.models import Snapshot
+from tests.gated_cluster import OBJECTS
 from tests.snapshots.test_commands import snapshot_info
 from tests.stored import import_analysed
 
 pytestmark = pytest.mark.django_db
-
-# A 1.35 cluster whose scheduler runs with DRAPartitionableDevices on (alpha, off by default):
-# a MIG partition that consumes counters is then allocatable.
-POOL = {"name": "node-1", "generation": 1, "resourceSliceCount": 2}
-COUNTERS = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "ResourceSlice",
-    "metadata": {"name": "node-1-counters"},
-    "spec": {
-        "driver": "gpu.nvidia.com",
-        "nodeName": "node-1",
-        "pool": POOL,
-        "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}],
-    },
-}
-DEVICES = {
-    "apiVersion": "resource.k8s.io/v1",
-    "kind": "ResourceSlice",
-    "metadata": {"name": "node-1-devices"},
-    "spec": {
-        "driver": "gpu.nvidia.com",
-        "nodeName": "node-1",
-        "pool": POOL,
-        "devices": [
-            {
-                "name": "gpu-0-mig-1g",
-                "consumesCounters": [
-                    {"counterSet": "gpu-0", "counters": {"memory": {"value": "10Gi"}}}
-                ],
-            }
-        ],
-    },
-}
-OBJECTS = [
-    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
-    COUNTERS,
-    DEVICES,
-    {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": "mig"},
-        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
-    },
-    {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": "slice-of-gpu", "namespace": "ml"},
-        "spec": {"devices": {"requests": [{"name": "mig", "exactly": {"deviceClassName": "mig"}}]}},
-    },
-]
 
 
 def import_with(gates: dict[str, Any] | None, tmp_path: Path) -> Snapshot:
