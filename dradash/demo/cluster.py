@@ -364,10 +364,17 @@ class Demo:
         if results:
             extra["finalizers"] = ["resource.kubernetes.io/delete-protection"]
             nodes = sorted({pool for _, _, pool, _ in results})
+            # The allocator copies a request's tolerations into each of its results.
+            tolerations = {
+                req["name"]: req["exactly"]["tolerations"]
+                for req in requests
+                if (req.get("exactly") or {}).get("tolerations")
+            }
             status["allocation"] = {
                 "devices": {
                     "results": [
                         {"request": r, "driver": d, "pool": p, "device": dev}
+                        | ({"tolerations": tolerations[r]} if r in tolerations else {})
                         for r, d, p, dev in results
                     ]
                 },
