@@ -1030,11 +1030,24 @@ def summary_dict(
     items: list[checklist.CheckItem],
     found: list[findings.Finding],
 ) -> dict[str, Any]:
-    """The overview's headline figures."""
+    """The overview's headline figures. ``unknown`` names, per figure, the kinds it rests on
+    that the snapshot cannot prove absent (SnapshotMeta.unproven): such a figure is shown as
+    unknown, never as the count of what the bundle happens to hold (DESIGN "Unknown is an
+    answer")."""
     stage_counts = verdicts.stage_counts()
     devices = list(state.devices.values())
     pools = list(state.pools.values())
+    unproven = state.meta.unproven
+    unknown = {
+        "dra_pods": unproven("Pod"),
+        "claims": unproven("ResourceClaim"),
+        "devices_allocated": unproven("ResourceClaim"),
+        "devices": unproven("ResourceSlice"),
+        "nodes": unproven("Node"),
+        "classes": unproven("DeviceClass"),
+    }
     return {
+        "unknown": {figure: kinds for figure, kinds in unknown.items() if kinds},
         "dra_pods": len(verdicts.pods),
         "stages": [[stage, STAGE_TITLES[stage], n] for stage, n in stage_counts.items()],
         "stuck": sum(n for stage, n in stage_counts.items() if stage != "healthy"),

@@ -223,6 +223,8 @@ def _request_spec(state: ClusterState, name: str, spec: DeviceRequestSpec) -> di
         "name": name,
         "device_class": spec.device_class_name,
         "class_exists": device_class is not None,
+        # no class in a bundle that has none proves nothing: unknown, not missing
+        "class_unknown": device_class is None and bool(state.meta.unproven("DeviceClass")),
         "class_selectors": device_class.selectors if device_class else [],
         "selectors": spec.selectors,
         "allocation_mode": spec.allocation_mode,

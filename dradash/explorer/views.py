@@ -340,6 +340,7 @@ def device_list(
             "options": analysis.options.get("devices", {}),
             "states": DEVICE_STATES,
             "inv": analysis.inventory,
+            "unknown": analysis.summary.get("unknown", {}),
             "pools": [p.data for p in pools[:POOLS_SHOWN]],
             "pools_total": pools.count(),
         }

@@ -46,5 +46,6 @@ def snapshot_capacity_page(
             "jobs_total": len(jobs),
             "jobs_short": sum(1 for j in jobs if j["fits"] is False),
             "extended": analysis.capacity.get("extended_resources", []),
+            "unknown": analysis.summary.get("unknown", {}),
         },
     )

@@ -94,7 +94,12 @@ def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, 
 
 def _health(summary: dict[str, Any]) -> dict[str, Any]:
     stuck = [[stage, n] for stage, _, n in summary.get("stages") or [] if n and stage != "healthy"]
-    return {"pods": summary.get("dra_pods", 0), "stuck": summary.get("stuck", 0), "stages": stuck}
+    return {
+        "pods": summary.get("dra_pods", 0),
+        "stuck": summary.get("stuck", 0),
+        "stages": stuck,
+        "pods_unknown": bool((summary.get("unknown") or {}).get("dra_pods")),
+    }
 
 
 def run_list(*, limit: int = 10) -> QuerySet[SnapshotRun]:
