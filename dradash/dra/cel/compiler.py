@@ -9,9 +9,9 @@ cost limit.
 Not upstream, and never a different answer for an expression that stays within the cost
 limit (budget.py): every call is charged its cel-go cost *before* it runs, so a call the budget
 cannot pay for never runs; the values an evaluation creates are counted against a memory budget
-before they are built; and each evaluation has an optional wall-clock deadline, checked in every
-loop. A comprehension appends to its own result list (or map) in place, as cel-go's mutable
-accumulators do, instead of copying it at every step.
+before they are built; and each evaluation has a time safety net (CPU time that grows with the
+cost spent, budget.py), checked in every loop. A comprehension appends to its own result list (or
+map) in place, as cel-go's mutable accumulators do, instead of copying it at every step.
 
 The planner also learns which parts of ``device`` the expression reads (so that devices alike
 in those parts are evaluated once) and the top-level ``&&`` clauses (for diagnostics).
@@ -115,14 +115,18 @@ class Program:
 
     def failed_clauses(self, device: dict[str, Any], ctx: Context | None = None) -> list[str]:
         """The top-level ``&&`` operands that are not true for this device. Diagnostics only:
-        each clause runs under its own budget, and nothing it raises is the verdict."""
+        each clause runs under its own cost budget, all of them under one time safety net
+        (``ctx``'s), and nothing they raise is the verdict."""
         failed = []
-        deadline = ctx.deadline if ctx is not None else None
+        ctx = ctx or Context()
+        started = ctx.started
         for source, clause in self.clauses:
+            budget_ = Context(net=ctx.net, per_unit=ctx.per_unit, started=started)
             try:
-                ok = run(clause, device, Context(deadline=deadline)) is True
+                ok = run(clause, device, budget_) is True
             except CelEvalError:
                 ok = False
+            started = budget_.started  # set at the first clause's first look at the clock
             if not ok:
                 failed.append(source)
         return failed
