@@ -9,7 +9,6 @@ at once, for the findings, capacity and inventory.
 from __future__ import annotations
 
 import re
-import time
 import zlib
 from collections import defaultdict
 from collections.abc import Callable
@@ -30,7 +29,6 @@ from dradash.dra.cel import (
     compile_selector,
     evaluate_devices,
 )
-from dradash.dra.cel.batch import EVALUATION_TIME_LIMIT
 from dradash.dra.cel.compiler import KEYS, Context, run
 from dradash.dra.cel.device import ABSENT, conversion_error, freeze, projection
 from dradash.dra.cel.dialect import Dialect
@@ -62,7 +60,10 @@ class DeviceRow:
 
     @property
     def state(self) -> str:
-        """ "matches" · "no-match" · "not-in-class" · "error"."""
+        """ "matches" · "no-match" · "not-in-class" · "error" · "unknown" (dradash stopped
+        before the verdict: its own time limits, not Kubernetes')."""
+        if self.verdict.unknown:
+            return "unknown"
         if self.verdict.error is not None:
             return "error"
         if self.verdict.matches:
@@ -123,6 +124,7 @@ class Evaluation:
             "matched": counts.get("matches", 0),
             "unmatched": counts.get("no-match", 0) + counts.get("not-in-class", 0),
             "errors": counts.get("error", 0),
+            "unknown": counts.get("unknown", 0),
         }
 
     def by_state(self, state: str) -> list[DeviceRow]:
@@ -146,8 +148,16 @@ class Evaluation:
     @cached_property
     def error_groups(self) -> list[tuple[str, list[DeviceRow]]]:
         """Devices by error message, the most common first."""
+        return self._groups("error")
+
+    @cached_property
+    def unknown_groups(self) -> list[tuple[str, list[DeviceRow]]]:
+        """Devices dradash stopped evaluating, by what stopped it, the most common first."""
+        return self._groups("unknown")
+
+    def _groups(self, state: str) -> list[tuple[str, list[DeviceRow]]]:
         groups: dict[str, list[DeviceRow]] = {}
-        for row in self.by_state("error"):
+        for row in self.by_state(state):
             groups.setdefault(row.verdict.error or "", []).append(row)
         return sorted(groups.items(), key=lambda item: -len(item[1]))
 
@@ -167,14 +177,17 @@ class Evaluation:
         except CelEvalError:
             return [Clause(c) for c in row.verdict.failed_clauses]
         out = []
+        started = None  # the clauses share one time safety net (budget.py)
         for source, clause in self.program.clauses:
             if source not in failing:
                 continue
+            ctx = Context(started=started)
             try:
-                run(clause, device, Context(deadline=time.monotonic() + EVALUATION_TIME_LIMIT))
+                run(clause, device, ctx)
                 out.append(Clause(source))
             except CelEvalError as exc:
                 out.append(Clause(source, str(exc)))
+            started = ctx.started
         return out
 
 

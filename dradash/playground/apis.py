@@ -45,6 +45,11 @@ class SelectorResultSerializer(serializers.Serializer):
     node = serializers.CharField(allow_null=True)
     matches = serializers.BooleanField(allow_null=True)
     error = serializers.CharField(allow_null=True)
+    unknown = serializers.BooleanField(
+        help_text="dradash stopped before the verdict on this device (its own time limits, "
+        "not Kubernetes'): matches is null, error says so, and the outcome is unknown; not a "
+        "CEL runtime error."
+    )
     failed_clauses = serializers.ListField(
         child=serializers.CharField(),
         help_text="For a device the expression rejects: its top-level && clauses that "
@@ -59,7 +64,10 @@ class SelectorCompileErrorSerializer(serializers.Serializer):
 class SelectorSummarySerializer(serializers.Serializer):
     matched = serializers.IntegerField()
     unmatched = serializers.IntegerField()
-    errors = serializers.IntegerField()
+    errors = serializers.IntegerField(help_text="Devices with a CEL runtime error.")
+    unknown = serializers.IntegerField(
+        help_text="Devices dradash stopped evaluating (its own time limits): outcome unknown."
+    )
 
 
 class SelectorEvaluationSerializer(serializers.Serializer):
@@ -187,7 +195,10 @@ class SelectorEvaluateApi(BaseApi):
         "every device of a snapshot's current pools (optionally after a DeviceClass's own "
         "selectors), or on ResourceSlices given inline. A device on which the expression "
         "raises an error has `matches: null` and the error: such a device aborts scheduling "
-        "of any Pod whose claim uses the selector. Rate limited per user (429), in requests "
+        "of any Pod whose claim uses the selector. A device dradash stopped evaluating (its own "
+        "time limits, never Kubernetes' cost limit) has `matches: null`, `unknown: true` and an "
+        "error saying so: its outcome is unknown, and it counts in `summary.unknown`, not in "
+        "`summary.errors`. Rate limited per user (429), in requests "
         "(DRADASH_SELECTOR_RATE) and in evaluation time (DRADASH_SELECTOR_SECONDS_PER_MINUTE), "
         "for this API and the playground page together.",
         request=InputSerializer,
@@ -227,5 +238,6 @@ def _result(row: matching.DeviceRow) -> dict[str, Any]:
         "node": device.node_name or None,
         "matches": verdict.matches,
         "error": verdict.error,
+        "unknown": verdict.unknown,
         "failed_clauses": verdict.failed_clauses,
     }

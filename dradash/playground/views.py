@@ -57,12 +57,13 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
         except NotAnalysed as exc:
             class_error = str(exc)
     limit = data["limit"] or ROWS
-    errors, misses, misses_total = [], [], 0
+    errors, unknown, misses, misses_total = [], [], [], 0
     if evaluation is not None and not evaluation.compile_error:
         errors = [
             (message, rows, matching.error_hint(message, rows, expression))
             for message, rows in evaluation.error_groups
         ]
+        unknown = evaluation.unknown_groups
         nearest = evaluation.nearest_misses
         misses_total = len(nearest)
         misses = [(row, evaluation.clauses(row)) for row in nearest[:limit]]
@@ -72,6 +73,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
         {
             "form": form,
             "errors": errors,
+            "unknown": unknown,
             "errors_shown": ERROR_ROWS,
             "misses": misses,
             "misses_total": misses_total,

@@ -53,7 +53,7 @@ def test_grouping_by_projection_answers_like_evaluating_each_device(
 def test_counts_and_states(state: ClusterState) -> None:
     evaluation = matching.evaluate(state, EXPRESSIONS[0])
     # MIG devices carry their parent's productName too.
-    assert evaluation.summary == {"matched": 17, "unmatched": 4, "errors": 16}
+    assert evaluation.summary == {"matched": 17, "unmatched": 4, "errors": 16, "unknown": 0}
     nodes = {r.device.slice.node_name for r in evaluation.matching}
     assert nodes == {"h100-node-01", "h100-mig-node-01"}
     # The example driver's GPUs have no gpu.nvidia.com attributes at all: an empty map,
@@ -64,7 +64,7 @@ def test_counts_and_states(state: ClusterState) -> None:
 
 def test_a_device_class_applies_its_selectors_first(state: ClusterState) -> None:
     evaluation = matching.evaluate(state, EXPRESSIONS[0], device_class="gpu.nvidia.com")
-    assert evaluation.summary == {"matched": 8, "unmatched": 29, "errors": 0}
+    assert evaluation.summary == {"matched": 8, "unmatched": 29, "errors": 0, "unknown": 0}
     assert len(evaluation.excluded) == 25  # 16 example GPUs and 9 MIG devices
     assert {r.device.name for r in evaluation.nearest_misses} == {f"gpu-{i}" for i in range(4)}
 

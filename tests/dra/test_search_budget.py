@@ -211,3 +211,26 @@ def test_cancelling_the_budget_stops_a_search_from_another_thread() -> None:
     threading.Timer(0.2, lambda: setattr(budget, "cancelled", True)).start()
     with pytest.raises(Cancelled):
         allocator.allocate(state.nodes["n1"], [ResourceClaim(train.raw)])
+
+
+def test_a_device_dradash_stopped_evaluating_makes_the_search_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A selector verdict that dradash's time safety net left unknown (cel/budget.py) is not
+    an error the allocator would stop with, nor a device that does not match: the search
+    stops as dradash's clock stops it (by_clock), an outcome the diagnosis calls unknown."""
+    from dradash.dra.allocator.index import Unknown, selector_verdicts, snapshot_index
+
+    monkeypatch.setattr("dradash.dra.cel.budget.NET_SECONDS", -1.0)  # run out at the first look
+    state = cluster({"n1": "aabb"}, claim("train", requests=[request("gpus", GPU, count=1)]))
+    gpu = state.classes[GPU]
+    gpu.spec["selectors"] = [{"cel": {"expression": "lists.range(1000).all(i, i >= 0)"}}]
+    result = allocate(state, 10_000)
+    assert result.timed_out and result.by_clock
+    assert result.allocations is None and result.error is None
+    verdicts = selector_verdicts(
+        snapshot_index(state), gpu, [], "default/train", Features.of(state).cel
+    )
+    assert all(isinstance(v, Unknown) for v in verdicts)
+    assert "CEL runtime error" not in verdicts[0]
+    assert "its own limit, not Kubernetes'" in verdicts[0]

@@ -22,7 +22,7 @@ def test_evaluates_against_a_snapshot(api_client, demo) -> None:
     assert response.status_code == 200
     data = response.json()
     assert data["compile_error"] is None
-    assert data["summary"] == {"matched": 17, "unmatched": 4, "errors": 16}
+    assert data["summary"] == {"matched": 17, "unmatched": 4, "errors": 16, "unknown": 0}
     assert len(data["results"]) == 37
     row = next(r for r in data["results"] if r["pool"] == "h100-node-01" and r["device"] == "gpu-0")
     assert row == {
@@ -32,6 +32,7 @@ def test_evaluates_against_a_snapshot(api_client, demo) -> None:
         "node": "h100-node-01",
         "matches": True,
         "error": None,
+        "unknown": False,
         "failed_clauses": [],
     }
     error = next(r for r in data["results"] if r["driver"] == "gpu.example.com")
@@ -43,7 +44,7 @@ def test_a_device_class_narrows_first(api_client, demo) -> None:
     data = post(
         api_client, expression=H100, snapshot=demo[0].pk, device_class="gpu.nvidia.com"
     ).json()
-    assert data["summary"] == {"matched": 8, "unmatched": 29, "errors": 0}
+    assert data["summary"] == {"matched": 8, "unmatched": 29, "errors": 0, "unknown": 0}
 
 
 def test_inline_resource_slices_in_an_older_api_version(api_client, fixtures_dir) -> None:
@@ -58,7 +59,7 @@ def test_inline_resource_slices_in_an_older_api_version(api_client, fixtures_dir
         expression="device.attributes['gpu.example.com'].index >= 6",
         resource_slices=slices,
     ).json()
-    assert data["summary"] == {"matched": 2, "unmatched": 6, "errors": 0}
+    assert data["summary"] == {"matched": 2, "unmatched": 6, "errors": 0, "unknown": 0}
     assert {r["device"] for r in data["results"] if r["matches"]} == {"gpu-6", "gpu-7"}
 
 
@@ -79,7 +80,7 @@ def test_invalid_expressions_are_compile_errors_not_500s(
     data = response.json()
     assert message in data["compile_error"]["message"]
     assert data["results"] == []
-    assert data["summary"] == {"matched": 0, "unmatched": 0, "errors": 0}
+    assert data["summary"] == {"matched": 0, "unmatched": 0, "errors": 0, "unknown": 0}
 
 
 def test_an_expensive_expression_ends_in_the_cost_limit(api_client) -> None:
@@ -101,6 +102,7 @@ def test_an_expensive_expression_ends_in_the_cost_limit(api_client) -> None:
     data = post(api_client, expression=expression, resource_slices=slices).json()
     assert data["results"][0]["matches"] is None
     assert "actual cost limit exceeded" in data["results"][0]["error"]
+    assert data["results"][0]["unknown"] is False  # Kubernetes' answer, not dradash's limit
 
 
 @pytest.mark.parametrize(
@@ -181,6 +183,7 @@ def test_inline_slices_are_refused_where_the_api_server_refuses_them(api_client)
         "matched": 2,
         "unmatched": 0,
         "errors": 0,
+        "unknown": 0,
     }
 
 

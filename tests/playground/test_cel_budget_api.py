@@ -70,7 +70,7 @@ def test_every_attack_is_an_error_on_the_device(api_client, expression: str, err
     [row] = data["results"]
     assert row["matches"] is None
     assert error in row["error"]
-    assert data["summary"] == {"matched": 0, "unmatched": 0, "errors": 1}
+    assert data["summary"] == {"matched": 0, "unmatched": 0, "errors": 1, "unknown": 0}
 
 
 def test_int_of_5000_digits_is_cel_gos_conversion_error(api_client) -> None:
@@ -104,3 +104,89 @@ def test_check_selector_has_the_same_budget(demo) -> None:
     with pytest.raises(CommandError, match="would abort scheduling"):
         call_command("check_selector", expression, "--snapshot", str(demo[0].pk), stdout=out)
     assert MEMORY in out.getvalue()
+
+
+# --- dradash's time limits: unknown, never a Kubernetes error --------------------------------
+
+TEN = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+# compile_test.go's "expensive", reading an attribute so that each device is evaluated apart.
+EXPENSIVE = (
+    f'device.attributes["{D}"].model != "" && '
+    f"{TEN}.all(x, {TEN}.all(y, {TEN}.all(z, {TEN}.all(z2, {TEN}.all(z3, {TEN}.all(z4, "
+    f"{TEN}.all(z5, int('1'.find('[0-9]*')) < 100)))))))"
+)
+UNKNOWN = "the outcome on these devices is unknown"
+
+
+class _Clock:
+    """time.monotonic for batch.py: still while the deadline is set and the first device
+    starts, then 1,000 s on: the request's time limit runs out during the first device."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def monotonic(self) -> float:
+        self.looks += 1
+        return 0.0 if self.looks <= 2 else 1000.0
+
+    @staticmethod
+    def thread_time() -> float:
+        import time
+
+        return time.thread_time()
+
+
+def test_a_request_out_of_time_leaves_later_devices_unknown(
+    api_client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("dradash.dra.cel.batch.time", _Clock())
+    slices = [
+        {
+            "metadata": {"name": "s"},
+            "spec": {
+                "driver": D,
+                "nodeName": "n",
+                "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                "devices": [
+                    {"name": name, "attributes": {"model": {"string": name}}} for name in ("x", "y")
+                ],
+            },
+        }
+    ]
+    response = api_client.post(
+        URL, {"expression": EXPENSIVE, "resource_slices": slices}, format="json"
+    )
+    assert response.status_code == 200
+    data = response.json()
+    first, second = data["results"]
+    # The first device gets Kubernetes' answer, however long it took.
+    assert first["matches"] is None
+    assert first["unknown"] is False
+    assert COST in first["error"]
+    # The second is unknown: dradash's limit, not a CEL runtime error.
+    assert second["matches"] is None
+    assert second["unknown"] is True
+    assert "CEL runtime error" not in second["error"]
+    assert "its own time limit for one request, not Kubernetes'" in second["error"]
+    assert second["error"].endswith(UNKNOWN)
+    assert data["summary"] == {"matched": 0, "unmatched": 0, "errors": 1, "unknown": 1}
+
+
+def test_the_playground_and_check_selector_say_unknown(
+    client_logged_in, demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A net that has run out before it starts: every evaluation is stopped at its first look.
+    monkeypatch.setattr("dradash.dra.cel.budget.NET_SECONDS", -1.0)
+    expression = "lists.range(1000).all(i, i >= 0)"
+    response = client_logged_in.get(
+        "/playground/", {"snapshot": demo[0].pk, "expression": expression}
+    )
+    html = response.content.decode()
+    assert "<h2>Unknown</h2>" in html
+    assert "its own time limit stopped it, not Kubernetes'" in html
+    assert 'stat-warn"><span class="stat-n">' in html  # the count of unknown devices
+    assert "it aborts scheduling" not in html  # no error section: nothing raised a CEL error
+    out = StringIO()
+    with pytest.raises(CommandError, match="dradash stopped evaluating the selector on"):
+        call_command("check_selector", expression, "--snapshot", str(demo[0].pk), stdout=out)
+    assert "unknown on" in out.getvalue()

@@ -48,7 +48,7 @@ def test_list_and_scalar_attributes_both_answer_includes_on_1_36(api_client, fix
     matched = {r["device"] for r in data["results"] if r["matches"]}
     # cpu-0 lists pci0000:01 among two roots; gpu-0 and nic-0 publish it as a plain string.
     assert matched == {"cpu-0", "gpu-0", "nic-0"}
-    assert data["summary"] == {"matched": 3, "unmatched": 1, "errors": 0}
+    assert data["summary"] == {"matched": 3, "unmatched": 1, "errors": 0, "unknown": 0}
 
 
 def test_a_1_35_server_knows_neither_lists_nor_includes(api_client, fixtures_dir) -> None:

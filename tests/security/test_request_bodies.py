@@ -86,7 +86,7 @@ def test_a_chunked_body_is_read_up_to_the_limit_only(api_client: APIClient) -> N
     body = b'{"expression": "true", "resource_slices": []}'
     under = chunked(api_client, EVALUATE, body)
     assert under.status_code == 200, under.content
-    assert under.json()["summary"] == {"matched": 0, "unmatched": 0, "errors": 0}
+    assert under.json()["summary"] == {"matched": 0, "unmatched": 0, "errors": 0, "unknown": 0}
 
 
 def test_a_form_over_the_limit_is_a_413_page(client_logged_in: Client, demo) -> None:

@@ -202,6 +202,13 @@ def named(
 CLASS_NO, REQUEST_NO = object(), object()
 
 
+class Unknown(str):
+    """The verdict on a device dradash stopped evaluating the selectors on (its own time safety
+    net, cel/budget.py; not Kubernetes'), worded so: neither a match nor an error the allocator
+    would stop with. A search that reaches such a device stops as dradash's clock stops it
+    (search.py): the outcome there is unknown."""
+
+
 def selector_verdicts(
     index: SnapshotIndex,
     device_class: DeviceClass | None,
@@ -209,8 +216,8 @@ def selector_verdicts(
     claim: str,
     dialect: Dialect,
 ) -> list[Any]:
-    """selectorsMatch for every device of the snapshot: True, CLASS_NO, REQUEST_NO, or the
-    error the allocator would stop with (worded as upstream). Class selectors come first; a
+    """selectorsMatch for every device of the snapshot: True, CLASS_NO, REQUEST_NO, the error
+    the allocator would stop with (worded as upstream), or Unknown. Class selectors come first; a
     selector that does not compile fails the devices that reach it."""
     compiled: list[Selector] = []
     problem: str | None = None
@@ -238,7 +245,9 @@ def selector_verdicts(
         for v in evaluate_devices(
             compiled, index.inputs, errors=index.errors_for(dialect), columns=index.columns
         ):
-            if v.error is not None:
+            if v.unknown:
+                out.append(Unknown(v.error if v.decided_by else compiled[0].label + str(v.error)))
+            elif v.error is not None:
                 out.append(
                     v.error if v.decided_by else f"{compiled[0].label}CEL runtime error: {v.error}"
                 )

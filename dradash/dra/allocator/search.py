@@ -31,6 +31,7 @@ from dradash.dra.allocator.consumable import (
 from dradash.dra.allocator.features import Features
 from dradash.dra.allocator.index import (
     CLAIM,
+    Unknown,
     held_devices,
     named,
     selector_verdicts,
@@ -629,6 +630,8 @@ class Search:
             return False
         verdict = data.verdicts[self.owner.index.position[id(device)]]
         if verdict is not True:
+            if isinstance(verdict, Unknown):  # dradash's own limit: the outcome is unknown
+                raise Interrupted(self.calls, True)
             if isinstance(verdict, str):
                 raise Fatal(
                     named(

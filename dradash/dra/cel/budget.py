@@ -3,9 +3,18 @@
 * **Cost** is Kubernetes' (``cel-go``'s CostTracker with the DRA limit of 1,000,000). dradash
   charges each call's cost *before* the call runs (from its arguments' sizes, as cel-go computes
   it after), so a call the budget cannot pay for never runs; the verdict is cel-go's.
-* **Time**: an optional deadline, checked in every loop of the runtime (comprehensions and the
-  functions' own loops), now and then. A safety net: an evaluation within the cost limit ends
-  long before it.
+* **Time** (not upstream: Kubernetes bounds a selector by its cost alone): a safety net for what
+  the cost model misses, never the verdict on a selector that Kubernetes' cost limit stops. It
+  is measured in the evaluating thread's CPU time, which a busy machine does not stretch, and it
+  grows with the cost spent: an evaluation may use ``NET_SECONDS``, plus ``NET_PER_UNIT`` for
+  each cost unit it has been charged (25 s at the cost limit). Work spends cost far faster than
+  that: a comprehension step costs a unit or more in well under a microsecond, dradash's slowest
+  function (CIDR parsing) about 5 µs a unit on a loaded 2-core EPYC; so an evaluation the cost
+  limit stops reaches it first, on a machine several times slower too. What the net stops is
+  an evaluation whose time outruns its cost (an equality over a list of lists repeated
+  millions of times costs 1): ``Interrupted``, dradash's own limit, whose outcome is unknown.
+  Every loop of the runtime (comprehensions and the functions' own loops) looks at the clock
+  every ``CHECK_EVERY`` steps, from the first look on.
 * **Memory** (not upstream): the values one evaluation creates (strings, bytes, lists, maps, list
   concatenations, comprehension results) are counted in approximate bytes, before each is built,
   against ``MEMORY_BUDGET``. cel-go builds a concatenation of lists lazily at a cost of 1 and
@@ -30,6 +39,8 @@ from dradash.dra.cel.errors import CostLimitExceeded, Interrupted, MemoryBudgetE
 COST_LIMIT = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost
 MEMORY_BUDGET = 64 * 1024 * 1024  # approximate bytes of values created by one evaluation
 CHECK_EVERY = 256  # loop steps between two looks at the clock
+NET_SECONDS = 5.0  # CPU seconds any evaluation may use …
+NET_PER_UNIT = 20e-6  # … and more for each cost unit it has been charged
 
 # What a created value counts, in approximate bytes: a character of a string or a byte of bytes
 # 1, a list element 8 (a pointer), a map entry 64, an integer that lists.range creates 36, a
@@ -41,14 +52,18 @@ T = TypeVar("T")
 
 @dataclass
 class Context:
-    """One evaluation's budget: cost units, an optional wall-clock deadline, memory."""
+    """One evaluation's budget: cost units, the time safety net, memory."""
 
     limit: int = COST_LIMIT
-    deadline: float | None = None
+    net: float | None = NET_SECONDS  # None: no time safety net
+    per_unit: float = NET_PER_UNIT
     memory_limit: int = MEMORY_BUDGET
     cost: int = 0
     ticks: int = 0
     memory: int = 0
+    # The evaluating thread's CPU time at the first look at the clock (CHECK_EVERY steps in:
+    # reading it costs a system call, which an evaluation without loops never makes).
+    started: float | None = None
 
     def spend(self, units: int = 1) -> None:
         self.cost += units
@@ -58,12 +73,17 @@ class Context:
     def tick(self) -> None:
         """Called once per loop step: looks at the clock every CHECK_EVERY steps."""
         self.ticks += 1
-        if (
-            self.deadline is not None
-            and not self.ticks % CHECK_EVERY
-            and time.monotonic() > self.deadline
-        ):
-            raise Interrupted()
+        if self.net is not None and not self.ticks % CHECK_EVERY:
+            self.look_at_the_clock()
+
+    def look_at_the_clock(self) -> None:
+        """Interrupted once the evaluation has used more CPU time than its net allows."""
+        now = time.thread_time()
+        if self.started is None:
+            self.started = now
+        used = now - self.started
+        if self.net is not None and used > self.net + self.cost * self.per_unit:
+            raise Interrupted(used)
 
     def allocate(self, size: int, what: str) -> None:
         """Count a value of ``size`` approximate bytes before it is built."""
@@ -94,7 +114,7 @@ def each(items: Iterable[T]) -> Iterator[T]:
     """``items``, one loop step of the current evaluation each (see Context.tick: the steps of
     all loops count together, so loops nested in loops look at the clock too)."""
     ctx = _current.context
-    if ctx is None or ctx.deadline is None:
+    if ctx is None or ctx.net is None:
         yield from items
         return
     tick = ctx.tick

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from dradash.dra.cel import functions as fn
 from dradash.dra.cel import types as t
 from dradash.dra.cel.dialect import Dialect
+from dradash.dra.cel.library.format import STRING_CLAUSE_TYPES, FormatError, parse_format
+from dradash.dra.cel.library.regex import regex_error
+from dradash.dra.cel.library.stdlib import to_duration, to_timestamp
 from dradash.dra.cel.syntax import (
     Call,
     Comprehension,
@@ -458,8 +461,8 @@ def _format_exempt(root: Expr) -> set[int]:
 
 def _literal_ok(name: str, call: Call, arg: Literal) -> bool:
     if name == "matches":
-        return isinstance(arg.value, str) and fn.regex_error(arg.value) is None
-    convert = fn.to_duration if name == "duration" else fn.to_timestamp
+        return isinstance(arg.value, str) and regex_error(arg.value) is None
+    convert = to_duration if name == "duration" else to_timestamp
     try:
         convert(arg.value)
     except Exception:  # noqa: BLE001 - any evaluation error makes the literal invalid
@@ -512,8 +515,8 @@ def _check_format(c: Checked, e: Call) -> list[tuple[int, str]]:
             bad = verify_string(arg)
             if bad is not None:
                 bad_pos[0] = bad.pos
-                raise fn.FormatError(
-                    f"string clause can only be used on {fn._STRING_CLAUSE_TYPES}, was given "
+                raise FormatError(
+                    f"string clause can only be used on {STRING_CLAUSE_TYPES}, was given "
                     f"{c.types[bad.id].name}"
                 )
             return ""
@@ -531,12 +534,12 @@ def _check_format(c: Checked, e: Call) -> list[tuple[int, str]]:
         kinds, message = checks[verb]
         if not type_ok(arg, kinds):
             bad_pos[0] = arg.pos
-            raise fn.FormatError(f"{message}, was given {name}")
+            raise FormatError(f"{message}, was given {name}")
         return ""
 
     try:
-        _, used = fn.parse_format(target.value, len(args), clause)
-    except fn.FormatError as exc:
+        _, used = parse_format(target.value, len(args), clause)
+    except FormatError as exc:
         errors.append((bad_pos[0], str(exc)))
         return errors
     if len(args) > used:

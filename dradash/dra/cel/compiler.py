@@ -9,9 +9,9 @@ cost limit.
 Not upstream, and never a different answer for an expression that stays within the cost
 limit (budget.py): every call is charged its cel-go cost *before* it runs, so a call the budget
 cannot pay for never runs; the values an evaluation creates are counted against a memory budget
-before they are built; and each evaluation has an optional wall-clock deadline, checked in every
-loop. A comprehension appends to its own result list (or map) in place, as cel-go's mutable
-accumulators do, instead of copying it at every step.
+before they are built; and each evaluation has a time safety net (CPU time that grows with the
+cost spent, budget.py), checked in every loop. A comprehension appends to its own result list (or
+map) in place, as cel-go's mutable accumulators do, instead of copying it at every step.
 
 The planner also learns which parts of ``device`` the expression reads (so that devices alike
 in those parts are evaluated once) and the top-level ``&&`` clauses (for diagnostics).
@@ -28,6 +28,8 @@ from dradash.dra.cel import functions as fn
 from dradash.dra.cel import types as t
 from dradash.dra.cel.budget import COST_LIMIT, LIST_SLOT, MAP_ENTRY, Context
 from dradash.dra.cel.checker import Checked
+from dradash.dra.cel.library import comprehensions, memory, regex, stdlib
+from dradash.dra.cel.library import cost as costs
 from dradash.dra.cel.quantity import Quantity
 from dradash.dra.cel.semver import Semver
 from dradash.dra.cel.syntax import (
@@ -49,6 +51,7 @@ from dradash.dra.cel.values import (
     MemoryBudgetExceeded,
     Opaque,
     Optional,
+    UInt,
     equals,
     go_type_name,
     map_get,
@@ -112,14 +115,18 @@ class Program:
 
     def failed_clauses(self, device: dict[str, Any], ctx: Context | None = None) -> list[str]:
         """The top-level ``&&`` operands that are not true for this device. Diagnostics only:
-        each clause runs under its own budget, and nothing it raises is the verdict."""
+        each clause runs under its own cost budget, all of them under one time safety net
+        (``ctx``'s), and nothing they raise is the verdict."""
         failed = []
-        deadline = ctx.deadline if ctx is not None else None
+        ctx = ctx or Context()
+        started = ctx.started
         for source, clause in self.clauses:
+            budget_ = Context(net=ctx.net, per_unit=ctx.per_unit, started=started)
             try:
-                ok = run(clause, device, Context(deadline=deadline)) is True
+                ok = run(clause, device, budget_) is True
             except CelEvalError:
                 ok = False
+            started = budget_.started  # set at the first clause's first look at the clock
             if not ok:
                 failed.append(source)
         return failed
@@ -299,7 +306,7 @@ class _Planner:
         oid = ids[0] if len(ids) == 1 else ""
         if name in ("_+_", "cel.@mapInsert") and self.own_accumulator(args[0]):
             in_place = _in_place(impl, list if name == "_+_" else dict)
-            return self.strict_call(name, oid, in_place, nodes, fn.accumulator_growth)
+            return self.strict_call(name, oid, in_place, nodes, memory.accumulator_growth)
         node = self.strict_call(name, oid, impl, nodes)
         # OptOptimize: type conversions of literals are computed now.
         if not self.optimize:
@@ -316,7 +323,7 @@ class _Planner:
         if name in ("matches", "find", "findAll") and len(nodes) >= 2 and nodes[1].is_const:
             pattern = nodes[1].const
             if isinstance(pattern, str):
-                error = fn.regex_error(pattern)
+                error = regex.regex_error(pattern)
                 if error is not None:
                     raise CelCompileError(f"program instantiation failed: {error}")
         return node
@@ -327,14 +334,14 @@ class _Planner:
         oid: str,
         impl: Callable[..., Any],
         nodes: list[Node],
-        grow: fn.Growth | None = None,
+        grow: memory.Growth | None = None,
     ) -> Node:
         """A call of a strict function: its arguments first (the first error among them is the
         call's), then its cost and the memory its result takes are charged, then it runs."""
         fns = [n.fn for n in nodes]
-        cost = fn.call_cost(name, oid, len(nodes))
-        sized = fn.sized_by_result(name, oid)
-        grow = grow or fn.growth(name)
+        cost = costs.call_cost(name, oid, len(nodes))
+        sized = costs.sized_by_result(name, oid)
+        grow = grow or memory.growth(name)
         what = "a concatenation" if name == "_+_" else f"the result of {name}()"
 
         if not nodes:
@@ -364,7 +371,7 @@ class _Planner:
                 charged = cost
                 size = 1
             else:
-                size = fn.result_size(name, oid, args_t) if sized else 1
+                size = costs.result_size(name, oid, args_t) if sized else 1
                 charged = cost(args_t, size)
             ctx.spend(charged)
             if grow is not None and (more := grow(args_t, size)):
@@ -400,7 +407,7 @@ class _Planner:
             if error is not None:
                 ctx.spend(1)
                 raise error
-            ctx.spend(fn.equality_cost(a, b))
+            ctx.spend(costs.equality_cost(a, b))
             if not negate and _kubernetes_type_against_another(a, b):
                 raise CelEvalError("no such overload")
             return equals(a, b) is not negate
@@ -417,7 +424,7 @@ class _Planner:
                 return False
 
             return Node(never)
-        if not all(type(x) in (int, fn.UInt, float, str, bool) for x in items):
+        if not all(type(x) in (int, UInt, float, str, bool) for x in items):
             return call
         value_fn = nodes[0].fn
 
@@ -749,7 +756,7 @@ def _in_place(impl: Callable[..., Any], kind: type) -> Callable[..., Any]:
 
     def insert(acc: Any, *rest: Any) -> Any:
         if type(acc) is dict and (len(rest) == 2 or type(rest[0]) is dict):
-            return fn.insert_into(acc, *rest)
+            return comprehensions.insert_into(acc, *rest)
         return impl(acc, *rest)
 
     return extend if kind is list else insert
@@ -872,8 +879,8 @@ def _index(obj: Any, key: Any) -> Any:
     if isinstance(obj, Optional):
         return _optional_index(obj.value, key) if obj.present else NONE
     if isinstance(obj, list | dict):
-        return fn._index(obj, key)
-    raise CelEvalError(f"no such key: {fn.format_key(key)}")
+        return stdlib.index(obj, key)
+    raise CelEvalError(f"no such key: {stdlib.format_key(key)}")
 
 
 def _optional_index(obj: Any, key: Any) -> Optional:
@@ -885,11 +892,11 @@ def _optional_index(obj: Any, key: Any) -> Optional:
         found, value = map_get(obj, key)
         return Optional(value) if found else NONE
     if isinstance(obj, list):
-        if type(key) in (int, fn.UInt) and 0 <= key < len(obj):
+        if type(key) in (int, UInt) and 0 <= key < len(obj):
             return Optional(obj[key])
         if type(key) is float and key == int(key) and 0 <= key < len(obj):
             return Optional(obj[int(key)])
-        if type(key) not in (int, fn.UInt, float):
+        if type(key) not in (int, UInt, float):
             raise CelEvalError(f"unsupported index type '{type_name(key)}' in list")
         return NONE
     return NONE

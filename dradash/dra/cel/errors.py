@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 class CelEvalError(Exception):
     """A CEL runtime error. Kubernetes aborts allocation when a selector raises one."""
@@ -13,8 +15,15 @@ class CostLimitExceeded(CelEvalError):
 
 
 class Interrupted(CelEvalError):
-    def __init__(self) -> None:
-        super().__init__("operation interrupted")
+    """Not upstream: dradash's time safety net stopped the evaluation (see budget.py). Not a
+    verdict Kubernetes would give: the outcome is unknown."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(
+            f"dradash stopped evaluating after {max(1, math.ceil(seconds))} s of CPU time "
+            "(its own limit, not Kubernetes')"
+        )
 
 
 class MemoryBudgetExceeded(CelEvalError):

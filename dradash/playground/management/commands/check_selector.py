@@ -12,7 +12,8 @@ from dradash.snapshots.selectors import snapshot_list
 class Command(BaseCommand):
     help = (
         "Evaluate a CEL device selector against a snapshot's devices. Exits 0 only when at least "
-        "one device matches and none errors, so CI pipelines can lint claims before deploying."
+        "one device matches and none errors (nor is left unknown by dradash's time limits), so "
+        "CI pipelines can lint claims before deploying."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -44,15 +45,25 @@ class Command(BaseCommand):
             f"{len(evaluation.rows)} devices in snapshot {snapshot.pk}{scope}: "
             f"{summary['matched']} match, {summary['unmatched']} do not, "
             f"{summary['errors']} errors"
+            + (f", {summary['unknown']} unknown" if summary["unknown"] else "")
         )
-        for message, rows in evaluation.error_groups:
-            names = ", ".join("/".join(r.device.key) for r in rows[:3])
-            more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
-            self.stdout.write(f"  error on {len(rows)} devices ({names}{more}): {message}")
+        for kind, groups in (
+            ("error", evaluation.error_groups),
+            ("unknown", evaluation.unknown_groups),
+        ):
+            for message, rows in groups:
+                names = ", ".join("/".join(r.device.key) for r in rows[:3])
+                more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+                self.stdout.write(f"  {kind} on {len(rows)} devices ({names}{more}): {message}")
         if summary["errors"]:
             raise CommandError(
                 "the selector raises errors: the scheduler would abort scheduling of any Pod "
                 "whose claim uses it"
+            )
+        if summary["unknown"]:
+            raise CommandError(
+                f"dradash stopped evaluating the selector on {summary['unknown']} devices (its "
+                "own time limits, not Kubernetes'): whether it matches or fails there is unknown"
             )
         if not summary["matched"]:
             raise CommandError("no device matches the selector")
