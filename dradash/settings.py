@@ -325,6 +325,13 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Names for enums that would otherwise get a hash suffix ("SeverityDfeEnum").
+    "ENUM_NAME_OVERRIDES": {
+        "VerdictSeverityEnum": ["ok", "warning", "error"],
+        "GangMemberStateEnum": ["scheduled", "waiting", "fits", "does-not-fit", "unknown", "basic"],
+        "EvictionStateEnum": ["evicted", "would-evict", "due", "tolerated"],
+        "DeviceStatusEnum": ["allocated", "unusable", "tainted", "free"],
+    },
 }
 
 # The default cache holds counters every web process must share: the selector API's rate limit

@@ -4,6 +4,7 @@ the same answer with or without a trailing slash, and JSON for a path that is no
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 import pytest
@@ -36,6 +37,14 @@ def test_the_schema_is_public(client, db) -> None:
     spec = schema(client)
     assert spec["openapi"].startswith("3.")
     assert "/api/v1/snapshots/{snapshot_id}/findings" in spec["paths"]
+
+
+def test_the_schemas_names_are_words(client, db) -> None:
+    """drf-spectacular names an enum after a hash of its values ("SeverityDfeEnum") when two
+    fields share a name: each gets a name of its own."""
+    names = list(schema(client)["components"]["schemas"])
+    assert [n for n in names if re.search(r"[a-z][0-9A-F]{3}Enum$|\d{3}Enum$", n)] == []
+    assert "VerdictSeverityEnum" in names and "DeviceStatusEnum" in names
 
 
 def test_the_schema_is_public_even_with_a_bad_token(client, db) -> None:

@@ -89,6 +89,17 @@ def previous_snapshot_id(snapshot: Snapshot) -> int | None:
     )
 
 
+def newest_snapshot_id(snapshot: Snapshot) -> int | None:
+    """The id of the same cluster's newest snapshot when it is not this one, else None."""
+    newest = (
+        Snapshot.objects.filter(cluster_id=snapshot.cluster_id)
+        .order_by("-captured_at", "-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return newest if newest != snapshot.pk else None
+
+
 class _Diffs:
     """The diffs of the few pairs of snapshots compared last, per process (snapshots never
     change, so neither does their diff; a diff page is opened again with other filters)."""

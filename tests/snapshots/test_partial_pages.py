@@ -64,3 +64,18 @@ def test_a_claim_of_a_bundle_without_classes_has_its_class_unknown_not_missing(
     page = words(client_logged_in.get(ref))
     assert "class unknown" in page
     assert "class missing" not in page
+
+
+def test_an_older_snapshot_points_to_the_newest_and_headers_say_how_old(
+    client_logged_in: Any, demo: list[Any]
+) -> None:
+    earlier, later = demo[0], demo[-1]
+    old = client_logged_in.get(reverse("snapshot-detail", args=[earlier.pk])).content.decode()
+    assert f'href="{reverse("snapshot-detail", args=[later.pk])}"' in old
+    assert f"newer: #{later.pk}" in old
+    new = client_logged_in.get(reverse("snapshot-detail", args=[later.pk])).content.decode()
+    assert "newer: #" not in new
+    assert re.search(r'<span class="age">\(\d+\xa0\w+ ago\)</span>', new)
+    devices = reverse("class-detail", args=[later.pk, "mig.nvidia.com"])
+    nav = client_logged_in.get(devices).content.decode()
+    assert re.search(r'href="[^"]+/devices/"\s+aria-current="page"', nav)

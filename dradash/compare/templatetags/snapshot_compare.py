@@ -1,4 +1,5 @@
-"""The link to the diff with the previous snapshot, for the per-snapshot nav."""
+"""The links to the previous snapshot's diff and to the newest snapshot, for the per-snapshot
+nav."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from dradash.compare.selectors import previous_snapshot_id
+from dradash.compare.selectors import newest_snapshot_id, previous_snapshot_id
 
 register = template.Library()
 
@@ -15,3 +16,9 @@ register = template.Library()
 def previous_snapshot(snapshot: Any) -> int | None:
     """The id of the same cluster's snapshot taken just before ``snapshot``, or None."""
     return previous_snapshot_id(snapshot)
+
+
+@register.simple_tag
+def newest_snapshot(snapshot: Any) -> int | None:
+    """The id of the same cluster's newest snapshot when ``snapshot`` is not it, or None."""
+    return newest_snapshot_id(snapshot)

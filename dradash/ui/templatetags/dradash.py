@@ -10,6 +10,7 @@ from django import template
 from django.http import QueryDict
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
+from django.utils.timesince import timesince
 
 register = template.Library()
 
@@ -366,10 +367,11 @@ def snapshot_time(snapshot: Any) -> str:
     when = snapshot.captured_at
     verb = "captured" if getattr(snapshot, "captured_at_known", True) else "imported at"
     return format_html(
-        '{} <time datetime="{}">{} UTC</time>',
+        '{} <time datetime="{}">{} UTC</time> <span class="age">({} ago)</span>',
         verb,
         when.isoformat(),
         when.strftime("%Y-%m-%d %H:%M:%S"),
+        timesince(when, depth=1),
     )
 
 
