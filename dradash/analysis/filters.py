@@ -111,6 +111,8 @@ class PodFilter(django_filters.FilterSet):
             ("phase", "phase"),
             ("node", "node"),
             ("owner", "owner"),
+            ("created", "age"),
+            ("restarts", "restarts"),
         ],
         default=["stage_order", "namespace", "name"],
         then={"namespace": ("name",), "stage": ("reason",)},

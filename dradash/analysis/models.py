@@ -149,6 +149,8 @@ class PodVerdict(Verdict):
     owner = models.CharField(max_length=300, blank=True)  # "Job train", or ""
     claims = models.JSONField(default=list, blank=True)  # names of its claims (its namespace)
     unresolved = models.PositiveIntegerField(default=0)  # claim references that do not resolve
+    created = models.CharField(max_length=64, blank=True)  # metadata.creationTimestamp
+    restarts = models.PositiveIntegerField(default=0)  # of its containers, init ones included
     # Extended resources its containers ask for that a DeviceClass maps, {name: devices}
     # (dradash.dra.analysis.PodRecord.extended): how a Pod without claims uses DRA.
     extended = models.JSONField(default=dict, blank=True)

@@ -79,3 +79,16 @@ def test_an_older_snapshot_points_to_the_newest_and_headers_say_how_old(
     devices = reverse("class-detail", args=[later.pk, "mig.nvidia.com"])
     nav = client_logged_in.get(devices).content.decode()
     assert re.search(r'href="[^"]+/devices/"\s+aria-current="page"', nav)
+
+
+def test_the_pods_list_says_age_and_restarts(client_logged_in: Any, demo: list[Any]) -> None:
+    later = demo[-1]
+    url = reverse("pod-list", args=[later.pk])
+    page = client_logged_in.get(url, {"namespace": "ml-team", "sort": "-restarts"})
+    body = page.content.decode().split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)
+    cells = [re.sub(r"<[^>]+>", " ", r.replace("<wbr>", "")).split() for r in rows]
+    crashy = next(c for c in cells if any("trainer-crashy" in w for w in c))
+    assert cells[0] == crashy  # the most restarts first
+    assert int(crashy[-1]) > 0  # restarts, as kubectl get pods shows them
+    assert re.fullmatch(r"\d+[smhd]", crashy[-2])  # its age when the snapshot was taken

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
+from django.utils import timezone
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
@@ -416,3 +417,24 @@ def sort_header(filters: Any, url: str, column: str, label: str, default: str = 
         label,
         format_html(' <span class="sort-mark" aria-hidden="true">{}</span>', mark) if mark else "",
     )
+
+
+@register.filter
+def age_at(created: str, moment: Any) -> str:
+    """kubectl's AGE of an object created at ``created`` (RFC 3339) as of ``moment`` (a
+    snapshot's capture time): "45s", "12m", "5h", "3d"; "—" when unknown."""
+    from django.utils.dateparse import parse_datetime
+
+    try:
+        when = parse_datetime(created or "")
+    except ValueError:
+        when = None
+    if when is None or moment is None or timezone.is_naive(when):
+        return "—"
+    seconds = int((moment - when).total_seconds())
+    if seconds < 0:
+        return "—"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= 2 * size or (unit == "m" and seconds >= size):
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
