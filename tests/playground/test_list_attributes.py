@@ -85,3 +85,20 @@ def test_includes_without_the_gate_runs_but_a_new_claim_would_be_refused(
     ).content.decode()
     assert "The scheduler runs it, but a new selector with it is refused" in page
     assert "need <code>DRAListTypeAttributes</code>" in page
+
+
+def test_a_selector_too_costly_for_a_new_claim_says_so(api_client, client_logged_in, demo) -> None:
+    """The apiserver's static cost estimate: ``!=`` on quantities is costed as a comparison of
+    values of unknown size (only ``==`` has Kubernetes' O(1) estimate), far over 1,000,000."""
+    expression = 'device.capacity["gpu.nvidia.com"].memory != quantity("1Gi")'
+    data = evaluate(api_client, demo[0], expression)
+    assert data["compile_error"] is None
+    assert data["summary"]["matched"] > 0
+    assert data["new_selector_error"] == {"message": "too complex, exceeds cost limit"}
+    equal = 'device.capacity["gpu.nvidia.com"].memory == quantity("1Gi")'
+    assert evaluate(api_client, demo[0], equal)["new_selector_error"] is None
+    page = client_logged_in.get(
+        "/playground/", {"snapshot": demo[0].pk, "expression": expression}
+    ).content.decode()
+    assert "estimates the worst-case cost of a new or changed selector" in page
+    assert "need <code>DRAListTypeAttributes</code>" not in page

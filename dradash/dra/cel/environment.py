@@ -14,6 +14,7 @@ from functools import lru_cache
 from dradash.dra.cel.checker import CheckError, check
 from dradash.dra.cel.compiler import CelCompileError, Program, plan
 from dradash.dra.cel.dialect import DEFAULT, Dialect
+from dradash.dra.cel.kube_estimate import TOO_COMPLEX, too_complex
 from dradash.dra.cel.syntax import CelSyntaxError, parse
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # resourceapi.CELSelectorExpressionMaxLength
@@ -59,8 +60,19 @@ def compile_selector(expression: str, dialect: Dialect = DEFAULT) -> Program:
     if output.kind not in ("bool", "any") and not (output.kind == "dyn" and dialect.dyn_attributes):
         raise CelCompileError(f"must evaluate to bool or the unknown type, not {output}")
     try:
-        return plan(expression, checked, list_values=dialect.list_values)
+        program = plan(expression, checked, list_values=dialect.list_values)
     except RecursionError:
         raise CelCompileError(
             "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
         ) from None
+    # The apiserver estimates a new selector's worst-case cost; the scheduler does not.
+    if dialect.new_expressions:
+        try:
+            refused = too_complex(checked)
+        except RecursionError:
+            raise CelCompileError(
+                "compilation failed: ERROR: <input>:-1:0: max recursion depth exceeded"
+            ) from None
+        if refused:
+            raise CelCompileError(TOO_COMPLEX)
+    return program
