@@ -407,6 +407,9 @@ class SearchResult:
     pod_total: int
     claim_total: int
     node_total: int
+    # The one object named exactly ("namespace/name" of a Pod, else of a claim; a node's name):
+    # ("pod" | "claim" | "node", namespace, name), or None.
+    exact: tuple[str, str, str] | None = None
 
     @property
     def total(self) -> int:
@@ -436,7 +439,16 @@ def snapshot_search(snapshot: Snapshot, query: str, *, limit: int = SEARCH_SHOWN
             for row in rows:
                 name = row["node"]
                 nodes.setdefault(name, {"name": name, "devices": 0, "pods": 0})[key] = row["n"]
+    namespace, slash, name = query.partition("/")
+    exact: tuple[str, str, str] | None = None
+    if slash and everyone.filter(namespace=namespace, name=name).exists():
+        exact = ("pod", namespace, name)
+    elif slash and claim_verdicts(snapshot).filter(namespace=namespace, name=name).exists():
+        exact = ("claim", namespace, name)
+    elif query in nodes:
+        exact = ("node", "", query)
     return SearchResult(
+        exact=exact,
         query=query,
         pods=list(pods.order_by(*order)[:limit]),
         claims=list(claims.order_by(*order)[:limit]),

@@ -360,6 +360,11 @@ def snapshot_search_page(
         return HttpResponseBadRequest("Invalid search: " + form.errors.as_text())
     query = form.cleaned_data["q"]
     found = snapshot_search(snapshot, query) if query else None
+    if found is not None and found.exact and not request.htmx:  # the one it names exactly
+        kind, namespace, name = found.exact
+        if kind == "node":
+            return redirect("node-detail", snapshot.pk, name)
+        return redirect(f"{kind}-detail", snapshot.pk, namespace, name)
     if found is not None and found.total == 1 and not request.htmx:
         if found.pods:
             return redirect("pod-detail", snapshot.pk, found.pods[0].namespace, found.pods[0].name)

@@ -49,6 +49,23 @@ def test_one_hit_opens_its_page(client_logged_in, demo) -> None:
     assert response["Location"] == reverse("pod-detail", args=[later.pk, "llm-eval", "eval-h200"])
 
 
+def test_an_exact_name_opens_its_page_whatever_else_matches(client_logged_in, demo) -> None:
+    """render/render-farm-6-05b2e also matches its claim render-farm-6-05b2e-gpus-9927f."""
+    later = demo[-1]
+    response = search(client_logged_in, later, "render/render-farm-6-05b2e")
+    assert response["Location"] == reverse(
+        "pod-detail", args=[later.pk, "render", "render-farm-6-05b2e"]
+    )
+    node = search(client_logged_in, later, "h100-node-01")  # h100-mig-node-01 does not match
+    assert node["Location"] == reverse("node-detail", args=[later.pk, "h100-node-01"])
+
+
+def test_the_search_page_has_one_search_box(client_logged_in, demo) -> None:
+    html = search(client_logged_in, demo[-1], "gpu").content.decode()
+    assert html.count('type="search"') == 1
+    assert 'class="topsearch"' not in html
+
+
 def test_nothing_found_says_so(client_logged_in, demo) -> None:
     html = search(client_logged_in, demo[-1], "no-such-thing").content.decode()
     assert "Nothing in snapshot" in html
