@@ -144,7 +144,7 @@ def test_a_tainted_device_says_where_its_taint_comes_from(client_logged_in, api_
     html = get(client_logged_in, "device-detail", later, *MIG)
     taints = words(section(html, 'class="table compact device-taints"', "</table>"))
     assert "gpu.nvidia.com/xid=43" in taints and "NoSchedule" in taints
-    assert "2026-11-28T10:15:00Z" in taints and "its ResourceSlice" in taints
+    assert "2026-11-28 10:15:00 UTC" in taints and "its ResourceSlice" in taints
     data = api_client.get(f"/api/v1/snapshots/{later}/devices/{'/'.join(MIG)}").json()
     (source,) = data["taint_sources"]
     assert (source["key"], source["effect"], source["source_kind"]) == (

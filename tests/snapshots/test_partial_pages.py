@@ -92,3 +92,13 @@ def test_the_pods_list_says_age_and_restarts(client_logged_in: Any, demo: list[A
     assert cells[0] == crashy  # the most restarts first
     assert int(crashy[-1]) > 0  # restarts, as kubectl get pods shows them
     assert re.fullmatch(r"\d+[smhd]", crashy[-2])  # its age when the snapshot was taken
+
+
+def test_event_times_read_like_the_other_times(client_logged_in: Any, demo: list[Any]) -> None:
+    later = demo[-1]
+    url = reverse("pod-detail", args=[later.pk, "finetune", "llama-eval-p3m7d"])
+    html = client_logged_in.get(url).content.decode()
+    events = html[html.index('<table class="table compact events">') :]
+    events = events[: events.index("</table>")]
+    assert re.search(r'<time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>', events)
+    assert not re.search(r">\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<", events)  # no raw RFC 3339
