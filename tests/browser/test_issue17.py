@@ -223,3 +223,22 @@ def test_the_home_page_shows_each_snapshots_health(page: Page, watch: Watch, sit
     expect(page).to_have_url(site.snap("pods/?stage=claim-unallocated"))
     expect(page.locator("#results tbody tr")).to_have_count(9)
     assert watch.errors() == []
+
+
+def test_a_new_share_link_is_shown_whole_with_a_copy_button(contexts: Any, site: Site) -> None:
+    context, watch = contexts(viewport={"width": 1024, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    log_in(page, site, site.snap())
+    page.locator("details.sharebox summary").click()
+    page.get_by_role("button", name="Create read-only link").click()
+    url = page.locator("input.share-url")
+    expect(url).to_be_visible()
+    link = url.input_value()
+    assert "/share/" in link
+    box, field = page.locator(".share-copy").bounding_box(), url.bounding_box()
+    assert box is not None and field is not None and box["width"] <= 1024
+    page.get_by_role("button", name="Copy").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == link
+    assert watch.errors() == []

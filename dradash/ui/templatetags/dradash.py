@@ -369,11 +369,12 @@ def snapshot_time(snapshot: Any) -> str:
     when = snapshot.captured_at
     verb = "captured" if getattr(snapshot, "captured_at_known", True) else "imported at"
     return format_html(
-        '{} <time datetime="{}">{} UTC</time> <span class="age">({} ago)</span>',
+        '{} <time datetime="{}" title="{} ago">{} UTC</time> <span class="age">{} ago</span>',
         verb,
         when.isoformat(),
-        when.strftime("%Y-%m-%d %H:%M:%S"),
-        timesince(when, depth=1),
+        timesince(when, depth=2),
+        when.strftime("%Y-%m-%d %H:%M"),
+        age_at(when.isoformat(), timezone.now()),
     )
 
 
