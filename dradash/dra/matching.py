@@ -8,10 +8,11 @@ at once, for the findings, capacity and inventory.
 
 from __future__ import annotations
 
+import difflib
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -75,26 +76,62 @@ class DeviceRow:
 class Clause:
     """A top-level ``&&`` clause of the expression on a device that does not match: false, or
     an error (a clause that raises does not "fail": ``false && error`` is false, but the error
-    is there all the same and aborts scheduling as soon as the other clauses are true)."""
+    is there all the same and aborts scheduling as soon as the other clauses are true), or not
+    evaluated at all: ``&&`` stops at the first false clause, so what follows it never runs on
+    this device and cannot fail on it."""
 
     source: str
     error: str | None = None
+    skipped: bool = False  # after the first false clause: never evaluated
 
 
 @dataclass
 class ErrorHint:
-    """What a runtime error on a group of devices means, when dradash can tell."""
+    """What a runtime error on a group of devices (or a name the expression reads) means, when
+    dradash can tell."""
 
     # "capacity": the key is a capacity of the devices; "missing": they lack it; "list": it is
-    # a list-typed attribute, which this release's CEL does not convert
+    # a list-typed attribute, which this release's CEL does not convert; "domain": no device
+    # publishes the domain; "name": no device publishes the key in that domain
     kind: str
     key: str
     domain: str = ""
+    under: str = "attributes"  # where the expression looks the key up: attributes or capacity
+    suggestions: list[str] = field(default_factory=list)  # did you mean …? (closest first)
+    published: list[str] = field(default_factory=list)  # what there is instead, sorted
+    elsewhere: bool = False  # "domain": devices publish it, but under the other field
+
+
+@dataclass(frozen=True)
+class Published:
+    """The names the devices publish, as CEL reads them: per field ("attributes", "capacity"),
+    domain → identifiers (a bare name is in its device's driver's domain)."""
+
+    attributes: dict[str, frozenset[str]]
+    capacity: dict[str, frozenset[str]]
+
+    def of(self, field_name: str) -> dict[str, frozenset[str]]:
+        return self.capacity if field_name == "capacity" else self.attributes
+
+
+@dataclass
+class OtherDrivers:
+    """Errors on devices of drivers the expression does not target: in a claim, the request's
+    DeviceClass would select devices first (as the allocator does), and most of those devices
+    would never reach the expression."""
+
+    drivers: list[str]  # the drivers of the devices that raise the errors
+    targets: list[str]  # the drivers the expression names
+    classes: list[str]  # the snapshot's classes that name a targeted driver
+    devices: int = 0  # devices of those drivers that raise an error
+    errors: int = 0  # devices that raise an error, of any driver
+    untargeted: bool = True  # False: the expression names them all (no class is chosen)
 
 
 HINT_ROWS = 50  # devices of an error group looked at for a hint (their maps are built lazily)
 NO_SUCH_KEY = re.compile(r"no such key: (?P<key>[^\s,;)]+)")
 UNSUPPORTED = re.compile(r"attribute (?P<key>\S+): unsupported attribute value")
+DRIVER_NAMED = re.compile(r"""device\.driver\s*==\s*["']([^"']+)["']""")
 
 
 @dataclass
@@ -108,6 +145,8 @@ class Evaluation:
     # Why the apiserver of that release would refuse the expression in a new or changed
     # selector (NewExpressions honours the gates) although the scheduler evaluates it.
     new_selector_error: str | None = None
+    # What it was evaluated over: the published names and classes behind the hints.
+    state: ClusterState | DeviceIndex | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def _states(self) -> dict[str, list[DeviceRow]]:
@@ -178,23 +217,162 @@ class Evaluation:
             return [Clause(c) for c in row.verdict.failed_clauses]
         out = []
         started = None  # the clauses share one time safety net (budget.py)
+        decided = False  # a clause was false: && evaluates nothing after it, left to right
         for source, clause in self.program.clauses:
             if source not in failing:
+                continue
+            if decided:
+                out.append(Clause(source, skipped=True))
                 continue
             ctx = Context(started=started)
             try:
                 run(clause, device, ctx)
                 out.append(Clause(source))
+                decided = True
             except CelEvalError as exc:
                 out.append(Clause(source, str(exc)))
             started = ctx.started
         return out
 
+    @property
+    def published(self) -> Published:
+        if self.state is None:
+            return Published({}, {})
+        return published_names(self.state)
 
-def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> ErrorHint | None:
+    def _read_paths(self) -> list[tuple[str, str, str]]:
+        """The (field, domain, name) the expression reads, in the order it names them."""
+        if self.program is None:
+            return []
+        paths = [
+            (p[0], p[1], p[2])
+            for p in self.program.reads
+            if len(p) == 3 and p[0] in ("attributes", "capacity") and KEYS not in p
+        ]
+        return sorted(paths, key=lambda p: (_position(self.expression, p[1], p[2]), p))
+
+    def error_hint(self, message: str, rows: list[DeviceRow]) -> ErrorHint | None:
+        """error_hint, knowing the names the expression reads and what the devices publish."""
+        return error_hint(message, rows, self.expression, paths=self._read_paths(), evaluation=self)
+
+    def misspelt(self, known: list[ErrorHint] | tuple[ErrorHint, ...] = ()) -> list[ErrorHint]:
+        """Names the expression reads that no device publishes, where a published one is close
+        (a typo: a guarded lookup of it silently matches nothing), except those in ``known``."""
+        seen = {_typo(h) for h in known}
+        out = []
+        for path in self._read_paths():
+            hint = _unpublished(path, self.published)
+            if hint is not None and hint.suggestions and _typo(hint) not in seen:
+                seen.add(_typo(hint))
+                out.append(hint)
+        return out
+
+    def other_drivers(self, hints: Sequence[ErrorHint | None] = ()) -> OtherDrivers | None:
+        """When the errors come from devices of drivers the expression does not name, or, with
+        no class chosen, from devices of several drivers: which, and the classes to choose.
+        None when the error groups' ``hints`` all say the domain is misspelt: that explains the
+        errors on every device, and no class would help."""
+        if hints and all(h is not None and h.kind == "domain" for h in hints):
+            return None
+        errors = self.by_state("error")
+        failing = sorted({row.device.driver for row in errors})
+        if not failing or self.state is None:
+            return None
+        drivers = {device.driver for device in device_table(self.state)[0]}
+        named = set(DRIVER_NAMED.findall(self.expression))
+        named |= {domain for _, domain, _ in self._read_paths() if domain in drivers}
+        targets = sorted(named & drivers)
+        others = [d for d in failing if d not in targets]
+        if not others and (self.device_class or len(failing) < 2):
+            return None
+        classes = [
+            name
+            for name, device_class in sorted(self.state.classes.items())
+            if name != self.device_class
+            and any(
+                t == name or t in DRIVER_NAMED.findall(s or "")
+                for t in targets
+                for s in device_class.selectors
+            )
+        ]
+        drivers = set(others or failing)
+        return OtherDrivers(
+            sorted(drivers),
+            targets,
+            classes,
+            devices=sum(row.device.driver in drivers for row in errors),
+            errors=len(errors),
+            untargeted=bool(others),
+        )
+
+
+def _position(expression: str, domain: str, name: str) -> int:
+    at = expression.find(domain)
+    at = expression.find(name, max(at, 0))
+    return at if at >= 0 else len(expression)
+
+
+def _typo(hint: ErrorHint) -> tuple[str, ...]:
+    """What a hint says is misspelt: a domain (whatever is read in it), or a name in one."""
+    if hint.kind == "domain":
+        return (hint.under, hint.domain)
+    return (hint.under, hint.domain, hint.key)
+
+
+def _unpublished(path: tuple[str, str, str], published: Published) -> ErrorHint | None:
+    """A "domain" hint when no device publishes the path's domain under its field, a "name"
+    hint when none publishes the name in that domain; None when some device does."""
+    field_name, domain, key = path
+    domains = published.of(field_name)
+    if domain not in domains:
+        # Close domains of either field: a misspelt domain is misspelt wherever it is looked up.
+        known = sorted((set(domains) | set(published.of(_other(field_name)))) - {domain})
+        return ErrorHint(
+            "domain",
+            key,
+            domain,
+            field_name,
+            difflib.get_close_matches(domain, known, n=3),
+            known,
+            elsewhere=domain in published.of(_other(field_name)),
+        )
+    names = domains[domain]
+    if key not in names:
+        return ErrorHint(
+            "name",
+            key,
+            domain,
+            field_name,
+            _close(key, sorted(names)),
+            sorted(names),
+        )
+    return None
+
+
+def _other(field_name: str) -> str:
+    return "attributes" if field_name == "capacity" else "capacity"
+
+
+def _close(word: str, words: list[str]) -> list[str]:
+    """difflib's close matches, ignoring case (productname is productName misspelt)."""
+    lowered = {w.lower(): w for w in reversed(words)}
+    return [lowered[m] for m in difflib.get_close_matches(word.lower(), list(lowered), n=3)]
+
+
+def error_hint(
+    message: str,
+    rows: list[DeviceRow],
+    expression: str = "",
+    *,
+    paths: list[tuple[str, str, str]] | None = None,
+    evaluation: Evaluation | None = None,
+) -> ErrorHint | None:
     """For "no such key: X": whether X is a capacity of these devices (looked up under
     ``device.attributes`` by mistake; its domain the one the expression names, if it is one of
-    theirs), else that they lack the attribute. For "unsupported attribute value": that the
+    theirs); else, knowing the ``paths`` the expression reads and what the ``evaluation``'s
+    devices publish, that no device publishes the domain it reads X in, or X in that domain
+    (with the published names closest to it); else that these devices lack the attribute (in
+    the domain the expression reads it in). For "unsupported attribute value": that the
     attribute is list-typed."""
     if (unsupported := UNSUPPORTED.search(message)) is not None:
         key = unsupported["key"]
@@ -211,6 +389,13 @@ def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> Err
     if match is None:
         return None
     key = match["key"].strip("'\"")
+    reading = [p for p in paths or [] if p[2] == key]
+    published = evaluation.published if evaluation is not None else None
+    if published is not None:
+        for path in reading:  # a misspelt domain first: nothing in it can be found
+            hint = _unpublished(path, published)
+            if hint is not None and hint.kind == "domain":
+                return hint
     domains = []
     for row in rows[:HINT_ROWS]:
         device = row.device
@@ -218,10 +403,48 @@ def error_hint(message: str, rows: list[DeviceRow], expression: str = "") -> Err
             domain, _, ident = name.rpartition("/")
             if ident == key and (domain or device.driver) not in domains:
                 domains.append(domain or device.driver)
-    if not domains:
-        return ErrorHint("missing", key)
-    named = [d for d in domains if d in expression]
-    return ErrorHint("capacity", key, (named or domains)[0])
+    if domains:
+        named = [d for d in domains if d in expression]
+        return ErrorHint("capacity", key, (named or domains)[0])
+    if published is not None:
+        for path in reading:
+            hint = _unpublished(path, published)
+            if hint is not None:
+                return hint
+    if reading:
+        return ErrorHint("missing", key, reading[0][1], reading[0][0])
+    return ErrorHint("missing", key)
+
+
+def published_names(state: ClusterState | DeviceIndex) -> Published:
+    """What the state's devices publish (built once per state)."""
+    return state.derived("published-names", _published_names)  # type: ignore[arg-type]
+
+
+def _published_names(state: ClusterState | DeviceIndex) -> Published:
+    found: dict[str, dict[str, set[str]]] = {"attributes": {}, "capacity": {}}
+
+    def add(field_name: str, name: str, driver: str) -> None:
+        domain, _, ident = name.rpartition("/")
+        found[field_name].setdefault(domain or driver, set()).add(ident)
+
+    if isinstance(state, DeviceIndex):  # by columns: no device's maps are made
+        for field_name in found:
+            for name, (_, codes) in state._payload[field_name].items():
+                if "/" in name:
+                    add(field_name, name, "")
+                    continue
+                drivers = {state.devices[i].driver for i, c in enumerate(codes) if c >= 0}
+                for driver in drivers:
+                    add(field_name, name, driver)
+    else:
+        for device in device_table(state)[1]:
+            for field_name in found:
+                for name in getattr(device, field_name):
+                    add(field_name, name, device.driver)
+    return Published(
+        **{f: {d: frozenset(n) for d, n in domains.items()} for f, domains in found.items()}
+    )
 
 
 def device_input(device: Device) -> DeviceInput:
@@ -484,7 +707,9 @@ def evaluate(
 ) -> Evaluation:
     """The verdict of the expression on every device of the state. Raises UnknownDeviceClass."""
     dialect = cel_dialect(state)
-    result = Evaluation(expression=expression, device_class=device_class, dialect=dialect)
+    result = Evaluation(
+        expression=expression, device_class=device_class, dialect=dialect, state=state
+    )
     selectors: list[Selector] = []
     if device_class:
         cls = state.classes.get(device_class)

@@ -58,12 +58,17 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             class_error = str(exc)
     limit = data["limit"] or ROWS
     errors, unknown, misses, misses_total = [], [], [], 0
+    misspelt: list[matching.ErrorHint] = []
+    other_drivers = None
     if evaluation is not None and not evaluation.compile_error:
         errors = [
-            (message, rows, matching.error_hint(message, rows, expression))
+            (message, rows, evaluation.error_hint(message, rows))
             for message, rows in evaluation.error_groups
         ]
         unknown = evaluation.unknown_groups
+        hints = [hint for _, _, hint in errors]
+        misspelt = evaluation.misspelt([hint for hint in hints if hint is not None])
+        other_drivers = evaluation.other_drivers(hints)
         nearest = evaluation.nearest_misses
         misses_total = len(nearest)
         misses = [(row, evaluation.clauses(row)) for row in nearest[:limit]]
@@ -74,6 +79,8 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             "form": form,
             "errors": errors,
             "unknown": unknown,
+            "misspelt": misspelt,
+            "other_drivers": other_drivers,
             "errors_shown": ERROR_ROWS,
             "misses": misses,
             "misses_total": misses_total,
@@ -84,6 +91,8 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             "expression": expression,
             "evaluation": evaluation,
             "class_error": class_error,
+            # A new snapshot, new classes: the one response that swaps the class select.
+            "classes_changed": bool(request.htmx) and request.htmx.trigger_name == "snapshot",
             "limit": limit,
             "examples": EXAMPLES,
         },

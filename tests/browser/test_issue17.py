@@ -20,13 +20,14 @@ pytestmark = pytest.mark.browser
 
 # Line breaks between two letters or digits of one text node: a word cut in two ("gpu.example.co
 # |m"). Text in <pre>, CEL selectors and form fields may wrap anywhere; so may long paragraphs'
-# words too long for a line, which no page here has.
+# words too long for a line, which no page here has. The clauses of the playground's "Not true"
+# column are CEL too, but in a narrow cell: they wrap after their dots, never inside a word.
 MID_WORD_BREAKS = """
 (root) => {
   // What a person can open is opened: the details of every device, the funnel's table.
   for (const details of root.querySelectorAll("details:not(.sharebox)")) details.open = true;
   const skip = (el) =>
-    el.closest("pre, .cel, .clause, .json, textarea, svg, script, style") ||
+    el.closest("pre, .cel, .json, textarea, svg, script, style") ||
     !el.checkVisibility();
   const word = /[A-Za-z0-9]/;
   const found = [];
@@ -109,6 +110,22 @@ def test_no_name_breaks_inside_a_word(contexts: Any, site: Site, width: int) -> 
         f"/playground/?snapshot={site.snapshot_id}&class=gpu.nvidia.com&"
         + urlencode({"expression": expression})
     )
+    # Issue 27: the playground's other cells too: the "Not true" column's errors and clauses
+    # never evaluated, the hints, the class card, every attribute behind "+N more" (opened).
+    for name, params in {
+        "playground-misses": {
+            "expression": "device.attributes['gpu.nvidia.com'].index == 0"
+            " && device.attributes['gpu.nvidia.com'].productName == 'none'"
+            " && device.attributes['gpu.nvidia.com'].architecture == 'Hopper'",
+        },
+        "playground-errors": {
+            "expression": "device.attributes['gpu.nvidia.com'].prodctName == 'x'"
+            " || device.attributes['gpu.nvidia.co'].?brand.orValue('') == 'x'",
+        },
+    }.items():
+        pages[name] = site(
+            f"/playground/?snapshot={site.snapshot_id}&" + urlencode({**params, "limit": 100})
+        )
     pages["home"] = site("/")
     broken = {}
     for name, url in pages.items():

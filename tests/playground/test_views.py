@@ -55,17 +55,31 @@ def test_a_compile_error_is_explained(client_logged_in, demo) -> None:
     assert "Syntax error" in html
 
 
-def test_results_as_htmx_partial_refresh_the_class_list(client_logged_in, demo) -> None:
+def test_a_new_snapshot_refreshes_the_class_list(client_logged_in, demo) -> None:
     response = client_logged_in.get(
         reverse("playground"),
         {"snapshot": demo[0].pk, "expression": "true"},
-        headers={"HX-Request": "true"},
+        headers={"HX-Request": "true", "HX-Trigger-Name": "snapshot"},
     )
     html = response.content.decode()
     assert "<html" not in html
     assert html.lstrip().startswith('<section id="results">')
     assert 'hx-swap-oob="true"' in html
     assert "mig.nvidia.com" in html
+
+
+def test_other_changes_leave_the_class_select_alone(client_logged_in, demo) -> None:
+    """The user may be choosing in it while the expression's request is on its way."""
+    for trigger in ({}, {"HX-Trigger-Name": "class"}):
+        response = client_logged_in.get(
+            reverse("playground"),
+            {"snapshot": demo[0].pk, "expression": "true", "class": "gpu.nvidia.com"},
+            headers={"HX-Request": "true", **trigger},
+        )
+        html = response.content.decode()
+        assert html.lstrip().startswith('<section id="results">')
+        assert "hx-swap-oob" not in html
+        assert '<select name="class"' not in html
 
 
 def test_an_unknown_class_is_said_so(client_logged_in, demo) -> None:

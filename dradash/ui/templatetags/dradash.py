@@ -224,6 +224,33 @@ def capacities(device: Any) -> list[tuple[str, Any]]:
 
 
 @register.filter
+def published(device: Any) -> dict[str, Any]:
+    """Everything a device publishes, for a "+N more" under its key attributes: ``attributes``
+    and ``capacity`` (name as published, value as text) and ``more``, how many of them the key
+    attributes and the capacity column leave out."""
+    from dradash.dra.inventory import attribute_text
+    from dradash.dra.matching import capacities as shown_capacities
+    from dradash.dra.matching import key_attributes as pick
+
+    attributes = [
+        (name, attribute_text(value))
+        for name, value in sorted(device.attributes.items())
+        if isinstance(value, dict)
+    ]
+    capacity = [
+        (name, str(value.get("value", "")))
+        for name, value in sorted(device.capacity.items())
+        if isinstance(value, dict)
+    ]
+    shown = len(pick(device)) + len(shown_capacities(device))
+    return {
+        "attributes": attributes,
+        "capacity": capacity,
+        "more": max(0, len(attributes) + len(capacity) - shown),
+    }
+
+
+@register.filter
 def head(items: Any, n: int) -> Any:
     """The first n items (slice with a number from a variable)."""
     return items[: int(n)]
