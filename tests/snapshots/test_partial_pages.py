@@ -75,7 +75,7 @@ def test_an_older_snapshot_points_to_the_newest_and_headers_say_how_old(
     assert f"newer: #{later.pk}" in old
     new = client_logged_in.get(reverse("snapshot-detail", args=[later.pk])).content.decode()
     assert "newer: #" not in new
-    assert re.search(r'<span class="age">\d+[smhd] ago</span>', new)
+    assert re.search(r'<span class="age" title="[^"]+ ago">\d+[smhd] ago</span>', new)
     devices = reverse("class-detail", args=[later.pk, "mig.nvidia.com"])
     nav = client_logged_in.get(devices).content.decode()
     assert re.search(r'href="[^"]+/devices/"\s+aria-current="page"', nav)

@@ -396,11 +396,11 @@ def snapshot_time(snapshot: Any) -> str:
     when = snapshot.captured_at
     verb = "captured" if getattr(snapshot, "captured_at_known", True) else "imported at"
     return format_html(
-        '{} <time datetime="{}" title="{} ago">{} UTC</time> <span class="age">{} ago</span>',
+        '{} <time datetime="{}">{} UTC</time> <span class="age" title="{} ago">{} ago</span>',
         verb,
         when.isoformat(),
+        when.strftime("%Y-%m-%d %H:%M:%S"),
         timesince(when, depth=2),
-        when.strftime("%Y-%m-%d %H:%M"),
         age_at(when.isoformat(), timezone.now()),
     )
 
