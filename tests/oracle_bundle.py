@@ -135,7 +135,9 @@ def same_error(mine: str, recorded: str) -> bool:
     return False
 
 
-def _result(r: dict[str, Any]) -> tuple[Any, ...]:
+def comparable(r: dict[str, Any]) -> tuple[Any, ...]:
+    """A device result as compared with the recording (share IDs are random upstream: only
+    whether one was set; consumed capacity as quantities)."""
     consumed = r.get("consumedCapacity") or {}
     return (
         r["request"],
@@ -167,8 +169,8 @@ def differences(case: dict[str, Any], explanation: dict[str, Any]) -> list[str]:
     node = explanation.get("node")
     recorded = {n["node"]: n for n in case["expect"]["nodes"]}.get(node or "")
     if explanation.get("allocatable") and recorded is not None and not stable(case):
-        mine = [[_result(r) for r in a["devices"]["results"]] for a in explanation["allocation"]]
-        theirs = [[_result(r) for r in a] for a in recorded["allocations"] or []]
+        mine = [[comparable(r) for r in a["devices"]["results"]] for a in explanation["allocation"]]
+        theirs = [[comparable(r) for r in a] for a in recorded["allocations"] or []]
         if mine != theirs:
             problems.append(f"{node}: allocated {mine}, recorded {theirs}")
     return problems

@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from dradash.dra.allocator import Allocator, Features
-from dradash.dra.cel.quantity import Quantity
 from dradash.dra.objects import ResourceClaim
 from dradash.dra.state import ClusterState
+from tests.oracle_bundle import comparable
 
 DATA = Path(__file__).parent / "data"
 
@@ -53,19 +53,6 @@ def features(gates: dict[str, bool], release: int = 36) -> Features:
         list_type_attributes=gates["ListTypeAttributes"],
         fractional_capacity_range=gates.get("FractionalCapacityRange", False),
         release=release,
-    )
-
-
-def _result(r: dict[str, Any]) -> tuple[Any, ...]:
-    consumed = r.get("consumedCapacity") or {}
-    return (
-        r["request"],
-        r["driver"],
-        r["pool"],
-        r["device"],
-        bool(r.get("adminAccess")),
-        "shareID" in r,
-        tuple(sorted((k, Quantity.parse(v)._value.normalize()) for k, v in consumed.items())),
     )
 
 
@@ -98,8 +85,8 @@ def replay(case: dict[str, Any]) -> list[str]:
                 f"{expected['error']!r}"
             )
         elif outcome == "fit" and gates.implementation != "stable":
-            mine = [[_result(r) for r in a["devices"]["results"]] for a in got.allocations or []]
-            theirs = [[_result(r) for r in a] for a in expected["allocations"]]
+            mine = [[comparable(r) for r in a["devices"]["results"]] for a in got.allocations or []]
+            theirs = [[comparable(r) for r in a] for a in expected["allocations"]]
             if mine != theirs:
                 problems.append(f"{node}: chose {mine}, recorded {theirs}")
     return problems
