@@ -689,7 +689,7 @@ class _Explainer:
         """Nodes whose gathered pools include an incomplete or invalid one (duplicate device
         names): an All-mode request stops with an error there."""
         if self._bad_pool_nodes is None:
-            self._bad_pool_nodes = self._gathering(lambda pool: not pool.complete or not pool.valid)
+            self._bad_pool_nodes = self._gathering("bad", _bad_pool)
         return self._bad_pool_nodes
 
     def _maybe_invalid_nodes(self) -> frozenset[str]:
@@ -698,38 +698,22 @@ class _Explainer:
         references are checked per node). Allocate's answer there is decided by the pools
         gathered for the node, as the allocator gathers them."""
         if self._invalid_nodes is None:
-            self._invalid_nodes = self._gathering(
-                lambda pool: (
-                    not pool.complete
-                    or not pool.valid
-                    or any(
-                        items(s.spec.get("sharedCounters")) or any(consumes(d) for d in s.devices)
-                        for s in pool.slices
-                    )
-                )
-            )
+            self._invalid_nodes = self._gathering("maybe-invalid", _maybe_invalid_pool)
         return self._invalid_nodes
 
-    def _gathering(self, suspect: Callable[[Pool], bool]) -> frozenset[str]:
+    def _gathering(self, name: str, suspect: Callable[[Pool], bool]) -> frozenset[str]:
         """The eligible nodes for which GatherPools takes a slice of a pool ``suspect`` picks
-        (a slice with per-device node selection, or before 1.37 one with shared counters, is
-        taken for every node whatever its devices reach)."""
-        found: set[str] = set()
-        for key, pool in self.state.pools.items():
-            if not suspect(pool):
-                continue
-            for s in self.index.by_pool.get(key, ()):
-                spec = s.spec
-                if spec.get("perDeviceNodeSelection") is True or (
-                    items(spec.get("sharedCounters")) and self.features.release < 37
-                ):
-                    return frozenset(self.eligible_names)
-                reach = self._reach(
-                    text(spec.get("nodeName")),
-                    spec.get("allNodes") is True,
-                    spec.get("nodeSelector"),
-                )
-                found |= self.eligible_names if reach is _ALL else reach
+        (where those slices reach is computed once per snapshot: _gathered_by)."""
+        everywhere, names, selectors = self.state.derived(
+            f"gathering-{name}-{self.features.release < 37}",
+            lambda state: _gathered_by(state, suspect, self.features.release),
+        )
+        if everywhere:
+            return frozenset(self.eligible_names)
+        found = set(names) & self.eligible_names
+        for selector in selectors:
+            reach = self._reach("", False, selector)
+            found |= self.eligible_names if reach is _ALL else reach
         return frozenset(found)
 
     def _count_fits(self, alt: _Alternative, devices: list[Device], need: int) -> bool:
@@ -989,6 +973,46 @@ class _Explainer:
             return set(self._slice_nodes(device.slice))
         reach = self._device_reach(device)
         return set(self.eligible_names) if reach is _ALL else set(reach)
+
+
+def _bad_pool(pool: Pool) -> bool:
+    return not pool.complete or not pool.valid
+
+
+def _maybe_invalid_pool(pool: Pool) -> bool:
+    """Incomplete, duplicate device names, or counters (whose references are checked per
+    node): GatherPools may build it invalid for some node."""
+    return _bad_pool(pool) or any(
+        items(s.spec.get("sharedCounters")) or any(consumes(d) for d in s.devices)
+        for s in pool.slices
+    )
+
+
+def _gathered_by(
+    state: ClusterState, suspect: Callable[[Pool], bool], release: int
+) -> tuple[bool, frozenset[str], list[Any]]:
+    """Where the slices of the pools ``suspect`` picks reach, for GatherPools: every node (a
+    slice for all nodes, with per-device node selection, or before 1.37 with shared counters,
+    is taken for every node whatever its devices reach), else the nodes named and the node
+    selectors to match."""
+    names: set[str] = set()
+    selectors: list[Any] = []
+    for pool in state.pools.values():
+        if not suspect(pool):
+            continue
+        for s in (*pool.slices, *pool.stale_slices):
+            spec = s.spec
+            if (
+                spec.get("perDeviceNodeSelection") is True
+                or spec.get("allNodes") is True
+                or (items(spec.get("sharedCounters")) and release < 37)
+            ):
+                return True, frozenset(), []
+            if text(spec.get("nodeName")):
+                names.add(text(spec.get("nodeName")))
+            elif isinstance(spec.get("nodeSelector"), dict):
+                selectors.append(spec.get("nodeSelector"))
+    return False, frozenset(names), selectors
 
 
 def explain(
