@@ -423,9 +423,10 @@ class Row:
 
     @property
     def refs(self) -> list[dict[str, str]]:
-        """The object it is about, for the links in its sentence."""
+        """The object it is about and the nodes its sentence names, for the links in it."""
         o = self.obj
-        return [{"kind": o.kind, "namespace": o.namespace, "name": o.name}]
+        nodes = [{"kind": "Node", "namespace": "", "name": n} for n in getattr(o, "nodes", ())]
+        return [{"kind": o.kind, "namespace": o.namespace, "name": o.name}, *nodes]
 
     @property
     def fields(self) -> list[Any]:

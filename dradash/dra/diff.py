@@ -242,6 +242,7 @@ class DraChange:
     namespace: str
     name: str
     side: str = "after"  # the snapshot that has the object: "after", or "before" once it is gone
+    nodes: tuple[str, ...] = ()  # nodes the sentence names as bare words ("is running on n1")
 
     @property
     def title(self) -> str:
@@ -673,7 +674,8 @@ def pod_changes(before: Mapping[Key, PodFacts], after: Mapping[Key, PodFacts]) -
             where = f" on node {now.node}" if now.node else ""
             stage = f"; it is {now.stage} ({now.reason})" if now.stage else ""
             sentence = f"Pod {namespace}/{name} was created{where}{stage}."
-            out.append(DraChange("pod-created", sentence, "Pod", namespace, name))
+            nodes = (now.node,) if now.node else ()
+            out.append(DraChange("pod-created", sentence, "Pod", namespace, name, nodes=nodes))
         elif was.stage and now.stage and was.stage != now.stage:
             out.append(
                 DraChange(
@@ -683,13 +685,15 @@ def pod_changes(before: Mapping[Key, PodFacts], after: Mapping[Key, PodFacts]) -
                     "Pod",
                     namespace,
                     name,
+                    nodes=tuple(sorted({n for n in (was.node, now.node) if n})),
                 )
             )
     for (namespace, name), was in before.items():
         if (namespace, name) not in after:
             stage = f"; it was {was.stage} ({was.reason})" if was.stage else ""
             sentence = f"Pod {namespace}/{name} was deleted{stage}."
-            out.append(DraChange("pod-deleted", sentence, "Pod", namespace, name, "before"))
+            nodes = (was.node,) if was.node else ()
+            out.append(DraChange("pod-deleted", sentence, "Pod", namespace, name, "before", nodes))
     return out
 
 

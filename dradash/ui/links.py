@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -50,6 +51,8 @@ BARE_POD = re.compile(rf"\bPod {START}(?P<name>{NAME}){END}")
 # The allocator's words for a device another claim holds: "allocated to ns/claim, ns/claim".
 HOLDERS = re.compile(rf"\ballocated to (?P<list>{NAME}/{NAME}{END}(?:, {NAME}/{NAME}{END})*)")
 HOLDER = re.compile(rf"(?P<namespace>{NAME})/(?P<name>{NAME}){END}")
+# A Kubernetes timestamp as the core's sentences quote it from a condition or a taint.
+TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})(?![\w:.])")
 
 Span = tuple[int, int, str]
 
@@ -188,6 +191,32 @@ def spans(
     return out
 
 
+def time_html(value: str) -> SafeString | None:
+    """A Kubernetes timestamp (RFC 3339) as the pages show times, "2026-11-20 10:05:00 UTC" in
+    a <time> element; None when ``value`` is not one."""
+    try:
+        when = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    when = when.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}">{} UTC</time>', when.isoformat(), when.strftime("%Y-%m-%d %H:%M:%S")
+    )
+
+
+def _plain(text: str) -> str:
+    """Text between links, escaped, with its timestamps as the pages show times."""
+    parts, at = [], 0
+    for m in TIME.finditer(text):
+        if (html := time_html(m[0])) is not None:
+            parts += [escape(text[at : m.start()]), html]
+            at = m.end()
+    parts.append(escape(text[at:]))
+    return "".join(parts)
+
+
 def linked(
     text: str,
     refs: Iterable[Mapping[str, Any]],
@@ -196,11 +225,11 @@ def linked(
     classes: Iterable[str] = (),
     nodes: Container[str] = (),
 ) -> SafeString:
-    """``text`` as HTML, the names in it that have a page linked."""
+    """``text`` as HTML, the names in it that have a page linked, its times formatted."""
     parts, at = [], 0
     for start, stop, url in spans(text, refs, snapshot_id, namespace, classes, nodes):
-        parts.append(escape(text[at:start]))
+        parts.append(_plain(text[at:start]))
         parts.append(format_html('<a href="{}">{}</a>', url, text[start:stop]))
         at = stop
-    parts.append(escape(text[at:]))
+    parts.append(_plain(text[at:]))
     return mark_safe("".join(parts))  # noqa: S308 (each part escaped or built by format_html)

@@ -302,3 +302,19 @@ def test_a_tainted_device_links_to_its_page_in_the_newer_snapshot(client_logged_
             "device-detail", args=[later.pk, "gpu.nvidia.com", "h100-mig-node-01", device]
         )
         assert any(f'href="{url}"' in line for line in tainted), device
+
+
+def test_pod_sentences_link_their_nodes_and_show_times_as_pages_do(client_logged_in, demo) -> None:
+    """A Pod's stage change names its node in the verdict's words ("is running on n") and the
+    eviction's time: the node is a link to its page, the time reads as the pages' times."""
+    earlier, later = demo
+    html = page(client_logged_in, diff_url(earlier, later))
+    node_url = reverse("node-detail", args=[later.pk, "h100-node-01"])
+    sentence = html[html.index("etl-worker-7</a>: pod-pending") :].split("</li>")[0]
+    assert f'running on <a href="{node_url}">h100-node-01</a>' in sentence
+
+    evicted = [s.split("</li>")[0] for s in html.split("was evicted at ")[1:]]
+    assert evicted, "the demo's later snapshot has a Pod evicted by a device taint"
+    for rest in evicted:
+        assert re.match(r'<time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>', rest)
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", text(html.split('id="changes"')[0]))

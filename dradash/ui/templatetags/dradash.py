@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC
 from typing import Any
 
 from django import template
@@ -473,15 +472,6 @@ def age_at(created: str, moment: Any) -> str:
 def kube_time(value: str) -> str:
     """A Kubernetes timestamp (RFC 3339 text) as the pages show times: "2026-11-20 10:05:00 UTC"
     in a <time> element; the text as it is when it is not one."""
-    from django.utils.dateparse import parse_datetime
+    from dradash.ui.links import time_html
 
-    try:
-        when = parse_datetime(value or "")
-    except ValueError:
-        when = None
-    if when is None or timezone.is_naive(when):
-        return value or ""
-    when = when.astimezone(UTC)
-    return format_html(
-        '<time datetime="{}">{} UTC</time>', when.isoformat(), when.strftime("%Y-%m-%d %H:%M:%S")
-    )
+    return time_html(value or "") or value or ""
