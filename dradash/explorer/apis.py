@@ -42,7 +42,7 @@ from dradash.analysis.selectors import (
     snapshot_search,
 )
 from dradash.dra import inventory
-from dradash.dra.analysis import device_counters
+from dradash.dra.analysis import device_counters, node_rules
 from dradash.pagination import ListPage, Page, page_parameters
 
 # One class, for the findings list and a diagnosis's findings (an inline serializer takes its
@@ -765,6 +765,27 @@ NodeSerializer = inline_serializer(
             many=True,
             help_text="The Pods on it that use DRA, with their verdicts.",
         ),
+        "rules": inline_serializer(
+            "NodeDeviceTaintRule",
+            {
+                "name": serializers.CharField(),
+                "effect": serializers.CharField(help_text="NoSchedule · NoExecute · None"),
+                "conditions": serializers.ListField(
+                    child=serializers.DictField(child=serializers.CharField()),
+                    help_text="status.conditions (EvictionInProgress).",
+                ),
+                "devices": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="The devices of this node it taints: driver, pool, device, taint.",
+                ),
+                "evictions": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="As in the device API's rules[].evictions.",
+                ),
+            },
+            many=True,
+            help_text="The DeviceTaintRules tainting its devices (KEP-5055), by name.",
+        ),
         "pods_total": serializers.IntegerField(help_text="All Pods bound to it."),
         "events": serializers.ListField(child=serializers.DictField(), help_text="Newest first."),
     },
@@ -787,6 +808,7 @@ class NodeApi(AnalysedApi):
         node = node_detail(snapshot, name)
         if node is None:
             raise Http404(f"No Node {name} in snapshot {snapshot_id}")
+        rows = node_devices(snapshot, name)
         devices = [
             {
                 "driver": row.driver,
@@ -797,9 +819,10 @@ class NodeApi(AnalysedApi):
                 "pods": row.data.get("pods", []),
                 "taints": row.data.get("taints", []),
             }
-            for row in node_devices(snapshot, name)
+            for row in rows
         ]
-        return Response({**node.data, "devices": devices})
+        rules = node_rules([row.data for row in rows])
+        return Response({**node.data, "devices": devices, "rules": rules})
 
 
 DeviceDetailSerializer = inline_serializer(

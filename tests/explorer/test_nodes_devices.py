@@ -87,6 +87,26 @@ def test_the_node_api_answers_with_its_devices_and_pods(api_client, demo) -> Non
     assert isinstance(data["events"], list)
 
 
+def test_the_node_api_lists_the_device_taint_rules_on_its_devices(api_client, demo) -> None:
+    """The MIG node's GPU 1 threw XID 79: a NoExecute DeviceTaintRule per partition, one Pod
+    evicted, one tolerating it for an hour, as its page shows."""
+    later = demo[-1].pk
+    data = api_client.get(f"/api/v1/snapshots/{later}/nodes/h100-mig-node-01").json()
+    rules = {r["name"]: r for r in data["rules"]}
+    assert set(rules) == {"xid-79-gpu-1-mig-3g40gb-9-0", "xid-79-gpu-1-mig-3g40gb-9-4"}
+    ft = rules["xid-79-gpu-1-mig-3g40gb-9-0"]
+    assert ft["effect"] == "NoExecute"
+    assert [d["device"] for d in ft["devices"]] == ["gpu-1-mig-3g40gb-9-0"]
+    assert ft["conditions"][0]["reason"] == "PodsPendingEviction"
+    assert [(e["pod"], e["state"]) for e in ft["evictions"]] == [
+        ("finetune/llama-ft-x8k2q", "tolerated")
+    ]
+    eval_ = rules["xid-79-gpu-1-mig-3g40gb-9-4"]["evictions"]
+    assert [e["state"] for e in eval_] == ["evicted"]
+    first = demo[0].pk
+    assert api_client.get(f"/api/v1/snapshots/{first}/nodes/h100-mig-node-01").json()["rules"] == []
+
+
 def test_an_unknown_node_is_a_404_that_says_so(client_logged_in, api_client, demo) -> None:
     later = demo[-1].pk
     html = get(client_logged_in, "node-detail", later, "no-such-node", status=404)
