@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "knox",
     "axes",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "dradash.accounts",
     "dradash.clusters",
     "dradash.snapshots",
@@ -325,6 +326,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI's files come from drf-spectacular-sidecar, served by dradash itself.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Names for enums that would otherwise get a hash suffix ("SeverityDfeEnum").
     "ENUM_NAME_OVERRIDES": {
         "VerdictSeverityEnum": ["ok", "warning", "error"],

@@ -2,11 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView
-from rest_framework.permissions import AllowAny
 
+from dradash import api_docs
 from dradash.api_fallback import NAME as API_FALLBACK
 from dradash.api_fallback import api_fallback
 
@@ -26,14 +24,9 @@ urlpatterns = [
     path("api/v1/", include("dradash.explorer.api_urls")),
     path("api/v1/", include("dradash.sharing.api_urls")),
     path("api/v1/", include("dradash.readiness.api_urls")),
-    # The OpenAPI schema is public: it describes the API, and holds nothing of any cluster.
-    path(
-        "api/schema/",
-        login_not_required(
-            SpectacularAPIView.as_view(permission_classes=[AllowAny], authentication_classes=[])
-        ),
-        name="api-schema",
-    ),
+    # The OpenAPI schema and its docs are public: they hold nothing of any cluster.
+    path("api/schema/", api_docs.schema, name="api-schema"),
+    path("api/docs/", api_docs.docs, name="api-docs"),
     # Last: the other spelling (trailing slash or not) of an operation, else a JSON 404.
     re_path(r"^api/(?P<rest>.*)\Z", api_fallback, name=API_FALLBACK),
 ]

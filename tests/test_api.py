@@ -169,3 +169,22 @@ def test_an_unknown_api_path_is_json_without_a_login_too(client, db) -> None:
 def test_the_fallback_is_not_an_operation_of_the_schema(client, db) -> None:
     assert not any("{rest}" in path for path in schema(client)["paths"])
     assert resolve("/api/v1/anything").url_name == "api-fallback"
+
+
+def test_programs_still_get_the_schema_and_browsers_the_docs(client) -> None:
+    """/api/schema/ is the OpenAPI schema for anything but a browser's navigation, which goes
+    to the readable docs at /api/docs/ (both public)."""
+    as_program = client.get("/api/schema/")
+    assert as_program.status_code == 200
+    assert as_program["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert b"openapi: 3" in as_program.content
+    as_json = client.get("/api/schema/?format=json", HTTP_ACCEPT="text/html,*/*")
+    assert as_json.status_code == 200 and as_json.json()["info"]["title"] == "dradash API"
+    browser = client.get("/api/schema/", HTTP_ACCEPT="text/html,application/xhtml+xml,*/*;q=0.8")
+    assert browser.status_code == 302 and browser["Location"] == "/api/docs/"
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 200 and b"swagger-ui-bundle.js" in docs.content
+    script = client.get("/api/docs/?script=")
+    assert script.status_code == 200
+    url = script.content.decode().encode().decode("unicode_escape")  # escapejs'd in the script
+    assert "/api/schema/?format=yaml" in url

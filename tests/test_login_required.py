@@ -84,9 +84,9 @@ def _routes(patterns=None, prefix: str = ""):  # type: ignore[no-untyped-def]
             yield entry.name or route, "/" + prefix + route
 
 
-# The login page; the public API schema; /metrics, whose credential is its bearer token (and
-# which does not exist without one: tests/metrics).
-OPEN = {"login", "api-schema", "metrics"}
+# The login page; the public API schema and its docs; /metrics, whose credential is its bearer
+# token (and which does not exist without one: tests/metrics).
+OPEN = {"login", "api-schema", "api-docs", "metrics"}
 
 
 def test_every_route_needs_a_login(client, demo) -> None:
