@@ -358,9 +358,11 @@ if DRADASH_CACHE_URL:
         }
     }
 
-# Celery: without a broker, tasks run eagerly in-process (the embedded default).
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or None
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+# Celery: without a broker, tasks run eagerly in-process (the embedded default). No broker is
+# reached then; "memory://localhost/" keeps kombu from guessing amqp://localhost (and saying
+# so on every import: "No hostname was supplied. Reverting to default 'localhost'").
+CELERY_TASK_ALWAYS_EAGER = not os.environ.get("CELERY_BROKER_URL")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
