@@ -54,6 +54,14 @@ MID_WORD_BREAKS = """
 """
 
 
+# What sticks out past the window: tag, class, width and text of the first few elements.
+WIDE = """() => [...document.querySelectorAll("main *")]
+  .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth)
+  .slice(0, 8)
+  .map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().width)}px `
+    + (e.textContent || "").trim().slice(0, 60))"""
+
+
 def snapshot_pages(site: Site) -> dict[str, str]:
     return {
         "overview": site.snap(),
@@ -127,6 +135,13 @@ def test_no_name_breaks_inside_a_word(contexts: Any, site: Site, width: int) -> 
             f"/playground/?snapshot={site.snapshot_id}&" + urlencode({**params, "limit": 100})
         )
     pages["home"] = site("/")
+    # Issue 27: the selector-error Pod and its claim, the upload page's kubectl command, the
+    # node and device pages.
+    pages["selector-error pod"] = site.snap("pods/gpu-test6/pod-5c8d7b9f4-qx2lm/")
+    pages["selector-error claim"] = site.snap("claims/gpu-test6/pod-5c8d7b9f4-qx2lm-gpu-t9h6c/")
+    pages["upload"] = site("/upload/")
+    pages["node"] = site.snap("nodes/h100-mig-node-01/")
+    pages["device"] = site.snap("devices/gpu.nvidia.com/h100-mig-node-01/gpu-1-mig-3g40gb-9-0/")
     broken = {}
     for name, url in pages.items():
         page.goto(url)
@@ -136,7 +151,7 @@ def test_no_name_breaks_inside_a_word(contexts: Any, site: Site, width: int) -> 
             broken[name] = found[:5]
         wide = page.evaluate("document.documentElement.scrollWidth")
         if wide > width:  # nothing pushes the page wider than the window
-            broken[name] = [f"the page is {wide} px wide"]
+            broken[name] = [f"the page is {wide} px wide"] + page.evaluate(WIDE)
     assert broken == {}
     assert watch.errors() == []
 
