@@ -36,6 +36,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     expression = data["expression"] or ""
     analysis = snapshot_analysis(snapshot) if snapshot else None
     classes = sorted(analysis.classes) if analysis and analysis.done else []
+    devices = (analysis.summary or {}).get("devices") if analysis and analysis.done else None
     evaluation, class_error = None, None
     if expression.strip() and snapshot is not None:
         if refusal := _rate_limited(request):
@@ -87,6 +88,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             "snapshot": snapshot,
             "snapshots": snapshot_list()[:100],
             "classes": classes,
+            "devices": devices,
             "device_class": data["class"] or "",
             "expression": expression,
             "evaluation": evaluation,

@@ -5,6 +5,8 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
+from dradash.analysis.models import SnapshotAnalysis
+
 pytestmark = pytest.mark.django_db
 
 INDEX = (
@@ -24,6 +26,10 @@ def test_empty_playground_invites_an_expression(client_logged_in, demo) -> None:
     assert "Selector playground" in html
     assert "Write an expression above" in html
     assert f'value="{demo[1].pk}" selected' in html  # the newest snapshot by default
+    # what it is evaluated against: the devices the API evaluates, not the bundle's objects
+    devices = SnapshotAnalysis.objects.get(snapshot=demo[1]).summary["devices"]
+    assert devices > 20
+    assert f"against the {devices} devices of snapshot #{demo[1].pk}" in html
 
 
 def test_results_show_matches_misses_and_errors(client_logged_in, demo) -> None:
