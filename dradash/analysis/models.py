@@ -113,6 +113,10 @@ class Verdict(models.Model):
     )
     # The ids of the stored objects (ObjectBlob) the page of this object reads.
     chain = models.JSONField(default=list, blank=True)
+    # The positions (Finding.position) of the snapshot's findings that concern it
+    # (dradash.dra.concerns), shown beside its verdict; None in analyses stored before they
+    # were kept here (its page then lists the findings naming it or its claims).
+    findings = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         abstract = True

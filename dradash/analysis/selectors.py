@@ -54,11 +54,13 @@ def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
 
 def pod_verdicts(snapshot: Snapshot) -> QuerySet[PodVerdict]:
     """The Pods that use DRA (the list's rows; filter them with filters.PodFilter)."""
-    return PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True).defer("detail", "chain")
+    return PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True).defer(
+        "detail", "chain", "findings"
+    )
 
 
 def claim_verdicts(snapshot: Snapshot) -> QuerySet[ClaimVerdict]:
-    return ClaimVerdict.objects.filter(snapshot=snapshot).defer("detail", "chain")
+    return ClaimVerdict.objects.filter(snapshot=snapshot).defer("detail", "chain", "findings")
 
 
 def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
@@ -154,6 +156,19 @@ def top_findings(snapshot: Snapshot) -> tuple[list[Finding], int, list[tuple[str
         for row in found.values("code", "severity").annotate(n=Count("id")).order_by("-n", "code")
     ]
     return shown, sum(n for _, _, n in codes), codes
+
+
+def verdict_findings(
+    snapshot: Snapshot, verdict: Verdict, named: list[tuple[str, str, str]]
+) -> list[Finding]:
+    """The findings that concern a Pod or a claim, as the analysis attached them to its verdict
+    (dradash.dra.concerns), in order; for a verdict stored before the analysis did, those
+    naming any of ``named``."""
+    if verdict.findings is None:
+        return object_findings(snapshot, named)
+    if not verdict.findings:
+        return []
+    return list(Finding.objects.filter(snapshot=snapshot, position__in=verdict.findings))
 
 
 def object_findings(snapshot: Snapshot, objects: list[tuple[str, str, str]]) -> list[Finding]:
@@ -276,7 +291,7 @@ def pod_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
         verdict=verdict,
         chain=chains.pod_chain(state, pod),
         explanation=_head(verdict),
-        findings=object_findings(snapshot, objects),
+        findings=verdict_findings(snapshot, verdict, objects),
         history=history(PodVerdict, snapshot, namespace, name),
         not_dra=not_dra,
         dra_unknown=unknown,
@@ -294,7 +309,7 @@ def claim_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None
         verdict=verdict,
         chain=chains.claim_chain(state, claim),
         explanation=_head(verdict) if not claim.allocated else None,
-        findings=object_findings(snapshot, [("ResourceClaim", namespace, name)]),
+        findings=verdict_findings(snapshot, verdict, [("ResourceClaim", namespace, name)]),
         history=history(ClaimVerdict, snapshot, namespace, name),
     )
 

@@ -314,6 +314,7 @@ def _store(
             "detail",
             "explanation_id",
             "chain",
+            "findings",
         ],
         (
             _verdict(
@@ -323,6 +324,7 @@ def _store(
                 r.diagnosis,
                 explanations,
                 _ids(r.chain, blob_ids),
+                r.findings,
                 pre=[
                     r.diagnosis is not None,
                     r.pod.phase,
@@ -360,6 +362,7 @@ def _store(
             "detail",
             "explanation_id",
             "chain",
+            "findings",
         ],
         (
             _verdict(
@@ -369,6 +372,7 @@ def _store(
                 r.diagnosis,
                 explanations,
                 _ids(r.chain, blob_ids),
+                r.findings,
                 pre=[
                     r.claim.state,
                     r.claim.template.name if r.claim.template else "",
@@ -501,12 +505,13 @@ def _verdict(
     diagnosis: Any,
     explanations: dict[int, int],
     chain: list[int],
+    findings: list[int],
     *,
     pre: list[Any],
     explanation: Any = None,
 ) -> list[Any]:
     """A PodVerdict or ClaimVerdict row: identity, the kind's own columns (``pre``), then the
-    diagnosis and the chain."""
+    diagnosis, the chain and the positions of its findings."""
     if diagnosis is None:
         verdict: list[Any] = ["", len(core.STAGES), "", "", "", "{}", None]
     else:
@@ -531,7 +536,7 @@ def _verdict(
             ),
             explanations.get(id(x)) if x is not None else None,
         ]
-    return [snapshot_id, namespace, name, *pre, *verdict, _dumps(chain)]
+    return [snapshot_id, namespace, name, *pre, *verdict, _dumps(chain), _dumps(findings)]
 
 
 def _store_explanations(snapshot: Snapshot, result: core.Analysis) -> dict[int, int]:

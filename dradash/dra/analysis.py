@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -21,6 +22,7 @@ from typing import Any
 from dradash.dra import (
     capacity,
     checklist,
+    concerns,
     diagnosis,
     findings,
     gangs,
@@ -28,8 +30,9 @@ from dradash.dra import (
     inventory,
     matching,
 )
-from dradash.dra.allocator import Explanation, SearchBudget
+from dradash.dra.allocator import STEPS, Explanation, RequestExplanation, SearchBudget
 from dradash.dra.allocator.consumable import quantity_of
+from dradash.dra.allocator.explain import ALLOCATED_TO, held_by, skipped_pool_text
 from dradash.dra.chain import claim_chain_keys, pod_chain_keys
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis, Evidence
 from dradash.dra.fields import mapping, mappings, strings, text, timestamp
@@ -37,6 +40,7 @@ from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.objects import Device, Node, Pod, ResourceClaim
 from dradash.dra.state import ClusterState
+from dradash.dra.words import without_device
 
 # How bad a verdict is, for lists sorted worst first and for alerts.
 WAITING_REASONS = frozenset({"waiting", "binding-conditions-pending", "stale-extended-claim"})
@@ -63,6 +67,8 @@ class PodRecord:
     pod: Pod
     diagnosis: Diagnosis | None  # None for a Pod that does not use DRA
     chain: list[ObjectKey]  # what its page reads (dradash.dra.chain.pod_chain_keys)
+    # Positions in Analysis.findings of the findings that concern it (dradash.dra.concerns)
+    findings: list[int] = field(default_factory=list)
 
     @property
     def owner(self) -> str:
@@ -124,6 +130,7 @@ class ClaimRecord:
     classes: list[str]
     drivers: list[str]
     nodes: list[str]
+    findings: list[int] = field(default_factory=list)  # as PodRecord.findings
 
     @property
     def pods(self) -> list[str]:
@@ -551,6 +558,7 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
             for gang in gangs.gangs(state)
         ]
         found = findings.find(state)
+        attach_findings(state, found, pods, claims)
         items = checklist.evaluate(state, found)
         inv = inventory.inventory(state)
         devices = _devices(state, inv)
@@ -580,6 +588,25 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
                 for name, node in sorted(state.nodes.items())
             ],
         )
+
+
+def attach_findings(
+    state: ClusterState,
+    found: list[findings.Finding],
+    pods: list[PodRecord],
+    claims: list[ClaimRecord],
+) -> None:
+    """Each DRA Pod's and each claim's findings: those naming what it rests on
+    (dradash.dra.concerns), looked up in an index of the findings by the objects they name."""
+    if not found:
+        return
+    index = concerns.FindingIndex(state, found)
+    pools: dict[int, frozenset[concerns.ObjectKey]] = {}
+    for p in pods:
+        if p.diagnosis is not None:
+            p.findings = index.about(concerns.pod_objects(p.pod, p.diagnosis.explanation, pools))
+    for c in claims:
+        c.findings = index.about(concerns.claim_objects(c.claim, c.explanation, pools))
 
 
 def explain(
@@ -773,15 +800,101 @@ def explanation_dict(x: Explanation) -> dict[str, Any]:
 
 FAILED_SHOWN = 50  # devices that dropped out, per request, on a page (the API has them all)
 NOT_FIT_SHOWN = 20  # nodes a page names where the claims do not fit (the API has all)
+GROUPS_SHOWN = 12  # groups of devices that dropped out, per request, on a page
+HOLDERS_SHOWN = 10  # claims named per group of held devices (the others counted)
+
+# Why a device dropped out where the allocator gives no detail (the check says it all).
+_PLAIN_WHY = {
+    "driver": "not a device of the class's driver",
+    "class-selectors": "the class's selectors do not match it",
+    "request-selectors": "the request's selectors do not match it",
+}
+_ON_NODE = re.compile(r"^on node (\S+), (.+)$")
+# How far a node got, for the per-node table (furthest first) and its tally.
+_WHY_ORDER = {step: i for i, step in enumerate(STEPS)}
+NODE_WHY_LABELS = {
+    "class-selectors": "no device of the class",
+    "request-selectors": "no matching device",
+    "pools": "pool skipped",
+    "nodes": "devices out of reach",
+    "free": "devices held by other claims",
+    "taints": "taints not tolerated",
+    "constraints": "constraints",
+    "count": "not enough together",
+}
+
+
+def dropped_groups(request: RequestExplanation) -> list[dict[str, Any]]:
+    """The devices that dropped out of a request's funnel, grouped by the check they fail and
+    why, in funnel order, the largest group first within a check: ``{"step", "devices", "why",
+    "nodes"?, "holders"?, "holders_total"?, "holders_more"?}``. Devices allocated to other
+    claims are one group, with the claims holding them ("16 devices held by 10 claims: ns/a
+    (2), …"); devices on nodes the Pod may not use one group per reason, with those nodes."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    holders: Counter[str] = Counter()
+    # (step, detail, pool) → (why, node, holder): one device's group, worked out once per
+    # distinct detail (tens of thousands of devices share a few)
+    seen: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+    for d in request.devices:
+        step = d.failed_step
+        if step is None:
+            continue
+        key = (step, d.detail, d.pool if step == "pools" else "")
+        where = seen.get(key)
+        if where is None:
+            where = seen[key] = _dropped_why(step, d.detail, d.pool)
+        detail, node, holder = where
+        if holder:
+            holders[holder] += 1
+            continue
+        group = groups.get((step, detail))
+        if group is None:
+            group = groups[(step, detail)] = {"step": step, "devices": 0, "why": detail}
+        group["devices"] += 1
+        if node:
+            nodes = group.setdefault("nodes", [])
+            if node not in nodes:
+                nodes.append(node)
+    if holders:
+        group = groups[("free", "")] = {"step": "free", "devices": sum(holders.values())}
+        group["why"] = held_by(holders)
+        ranked = sorted(holders.items(), key=lambda kv: (-kv[1], kv[0]))
+        group["holders"] = [{"claim": c, "devices": n} for c, n in ranked[:HOLDERS_SHOWN]]
+        group["holders_total"] = len(ranked)
+        group["holders_more"] = max(len(ranked) - HOLDERS_SHOWN, 0)
+    return sorted(groups.values(), key=lambda g: (_WHY_ORDER.get(g["step"], 99), -g["devices"]))
+
+
+def _dropped_why(step: str, detail: str, pool: str) -> tuple[str, str, str]:
+    """(why, the node it is about, the claim holding it) of a device that dropped out."""
+    if step == "free" and detail.startswith(ALLOCATED_TO):
+        return "", "", detail.removeprefix(ALLOCATED_TO) or "another claim"
+    detail = without_device(detail) if detail else _PLAIN_WHY.get(step, "")
+    if step == "nodes" and (m := _ON_NODE.match(detail)):
+        return m.group(2), m.group(1), ""
+    if step == "pools":
+        return skipped_pool_text(pool, detail), "", ""
+    return detail, "", ""
+
+
+def _not_fit_order(n: Any) -> tuple[int, int, str]:
+    """Errors first, then the nodes that got furthest, by name."""
+    if n.outcome != "nofit":
+        return (0, 0, n.node)
+    return (1, -_WHY_ORDER.get(n.why_step, -1), n.node)
 
 
 def explanation_head(x: Explanation) -> dict[str, Any]:
     """What a page shows of an explanation: per request its funnel, the step short of what it
-    needs, and the first FAILED_SHOWN devices that dropped out (``failed``, of
-    ``failed_total``); the allocator's answer per node counted by outcome, with the first
-    NOT_FIT_SHOWN nodes where it is not a fit."""
+    needs, the first FAILED_SHOWN devices that dropped out (``failed``, of ``failed_total``)
+    and every one of them in groups by why (``dropped``: dropped_groups, the first
+    GROUPS_SHOWN); the allocator's answer per node counted by outcome, the nofit nodes counted
+    by what stops the claims there (``nofit_why``), and NOT_FIT_SHOWN nodes where it is not a
+    fit, errors first, then the nodes that got furthest, each with its error or why."""
     outcomes = Counter(n.outcome for n in x.nodes)
-    not_fit = [n.as_dict() for n in x.nodes if n.outcome != "fit"]
+    not_fit_nodes = sorted((n for n in x.nodes if n.outcome != "fit"), key=_not_fit_order)
+    not_fit = [n.as_dict() for n in not_fit_nodes[:NOT_FIT_SHOWN]]
+    why_counts = Counter(n.why_step for n in x.nodes if n.outcome == "nofit" and n.why_step)
     return {
         "allocatable": x.allocatable,
         "error": x.error,
@@ -809,16 +922,26 @@ def explanation_head(x: Explanation) -> dict[str, Any]:
                     for d in failed[:FAILED_SHOWN]
                 ],
                 "failed_total": len(failed),
+                "dropped": dropped[:GROUPS_SHOWN],
+                "dropped_total": len(dropped),
             }
             for r in x.requests
             for failed in [[d for d in r.devices if d.failed_step]]
+            for dropped in [dropped_groups(r)]
         ],
         "nodes": {
             "eligible": x.eligible_nodes,
             "complete": x.nodes_complete,
             "outcomes": dict(sorted(outcomes.items())),
-            "not_fit": not_fit[:NOT_FIT_SHOWN],
-            "not_fit_total": len(not_fit),
+            "not_fit": not_fit,
+            "not_fit_total": len(not_fit_nodes),
+            # nofit nodes by what stops the claims there, furthest first: [[label, nodes]]
+            "nofit_why": [
+                [NODE_WHY_LABELS.get(step, step), n]
+                for step, n in sorted(
+                    why_counts.items(), key=lambda kv: (-_WHY_ORDER.get(kv[0], -1), kv[0])
+                )
+            ],
         },
         "allocation": x.allocations,
     }

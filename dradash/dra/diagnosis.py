@@ -781,12 +781,15 @@ def _claim_unallocated(
             explanation,
         )
     summary, advice = _unallocatable(explanation, names)
+    # The best single action first: a pool the allocator skips only because the driver has not
+    # published all of it yet, whose free devices would serve the request.
+    first = _complete_pool_steps(state, explanation)
     return Diagnosis(
         "claim-unallocated",
         reason or "no-matching-devices",
         _sentence(summary),
         evidence,
-        steps + advice,
+        list(dict.fromkeys(first + steps + advice)),
         explanation,
     )
 
@@ -1009,7 +1012,8 @@ def _lost_phrases(request: allocator.RequestExplanation, before: str) -> list[st
                 f"{devices} of its class do{'es' if n == 1 else ''} not match its selectors"
             )
         elif step == "pools":
-            phrases.append(f"{more} free, but in pool {pool}, {_pool_clause(detail)}")
+            enough = ", enough for it," if n >= request.need else ""
+            phrases.append(f"{more} free{enough} but in pool {pool}, {_pool_clause(detail)}")
         elif step == "nodes":
             phrases.append(f"{more} free, but {detail}")
         elif step == "free":
@@ -1019,6 +1023,46 @@ def _lost_phrases(request: allocator.RequestExplanation, before: str) -> list[st
         elif step == "constraints":
             phrases.append(f"{more} free but lack{'s' if n == 1 else ''} the constrained attribute")
     return phrases
+
+
+def _serving_pools(request: allocator.RequestExplanation) -> list[tuple[str, str, str, int]]:
+    """Incomplete pools whose devices would serve the request but for that: (driver, pool,
+    detail, devices) where as many of them as the request needs are free, on a node the Pod
+    may use, with tolerated taints and the constrained attributes, most devices first."""
+    return sorted(
+        (
+            (driver, pool, detail, n)
+            for (driver, pool, detail), n in request.tally.sole_pools.items()
+            if n >= request.need and detail.startswith("pool incomplete: ")
+        ),
+        key=lambda p: (-p[3], p[0], p[1]),
+    )
+
+
+def _complete_pool_steps(state: ClusterState, x: allocator.Explanation) -> list[str]:
+    """The next step that most likely lets the claims allocate, where one pool the allocator
+    skips as incomplete has enough free devices for the request that decides the verdict:
+    which pool, how many devices, what completes it (its driver publishing the rest)."""
+    request = x.deciding
+    if request is None or x.allocatable is not False or x.reason == "allocation-timeout":
+        return []
+    steps = []
+    for driver, name, _, n in _serving_pools(request)[:1]:
+        pool = state.pools.get((driver, name))
+        if pool is None:
+            continue
+        nodes = pool.node_names
+        on = f" on node {nodes[0]}" if len(nodes) == 1 else ""
+        selector = f"spec.driver={driver}" + (f",spec.nodeName={nodes[0]}" if on else "")
+        steps.append(
+            f"Complete pool {name}: {plural(n, 'free device')} there match request "
+            f"{request.name} ({request.need} needed), but driver {driver} has published "
+            f"{len(pool.slices)} of the pool's {pool.resource_slice_count} ResourceSlices, and "
+            "the allocator skips incomplete pools. Once the driver publishes the rest, the "
+            f"claim can be allocated there: check its kubelet plugin{on} and "
+            f"`kubectl get resourceslices --field-selector {selector} -o wide`."
+        )
+    return steps
 
 
 def _pool_clause(detail: str) -> str:
@@ -1223,7 +1267,7 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
                     f"{_are(left('free'))} free ({needs}): the others are allocated to other "
                     "claims"
                 )
-                + (f" ({detail})" if detail else ""),
+                + (f" ({held})" if (held := _held(request, detail)) else ""),
                 lost,
             ),
             [
@@ -1284,6 +1328,13 @@ def _unallocatable(explanation: allocator.Explanation, names: str) -> tuple[str,
         ),
     }
     return texts.get(reason, (f"{names} cannot be allocated: {error or reason}", []))
+
+
+def _held(request: allocator.RequestExplanation | None, detail: str) -> str:
+    """Who holds the devices a request lost as allocated: "16 devices held by 10 claims: ns/a
+    (2), …", every holder counted, not just the most common one."""
+    holders = request.tally.holders if request is not None else None
+    return allocator.held_by(holders) if holders else detail
 
 
 def _only(n: int, word: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -71,6 +71,9 @@ class Finding:
     message: str  # one sentence a person reads, naming the objects
     objects: list[ObjectRef]  # [{"kind", "namespace", "name"}]; namespace "" for cluster objects
     next_step: str = ""  # a concrete action, e.g. the kubectl command to inspect or clean up
+    # The devices (driver, pool, name) a finding about some devices of a pool is about, where
+    # ``objects`` can only name their slices: which Pods it concerns (dradash.dra.concerns).
+    devices: list[tuple[str, str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -818,6 +821,7 @@ def _device_tainted(state: ClusterState, enabled: frozenset[str]) -> Iterable[Fi
             )
             + f" — check the device's health with the {driver} driver; the taint goes away "
             "when the driver (or the rule) removes it.",
+            [d.key for d in devices],
         )
 
 
@@ -880,6 +884,7 @@ def _taint_evictions(state: ClusterState, enabled: frozenset[str]) -> Iterable[F
                 "NoExecute (tolerationSeconds to delay) in their claim's request; the others "
                 "are recreated by their controllers once evicted."
             ),
+            list(dict.fromkeys(e.device.key for e in found)),
         )
 
 
@@ -920,6 +925,7 @@ def _device_unhealthy(state: ClusterState, enabled: frozenset[str]) -> Iterable[
             f"Check the device with the {driver} driver; kubectl describe pod "
             f"{reports[0].pod.name} -n {reports[0].pod.namespace} shows the report under its "
             "container's allocatedResourcesStatus.",
+            [device.key] if device is not None else [],
         )
 
 
@@ -956,6 +962,7 @@ def _shared_counters(state: ClusterState, enabled: frozenset[str]) -> Iterable[F
             f"Taint them too (a DeviceTaintRule with deviceSelector driver {bad.driver}, pool "
             f"{bad.pool_name} and each device), or have the {bad.driver} driver propagate the "
             "taint to the partitions of the same hardware.",
+            [d.key for d in (bad, *risk.free, *risk.allocated)],
         )
 
 

@@ -17,16 +17,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dradash.dra import analysis, diagnosis, findings
+from dradash.dra import analysis, concerns, diagnosis, findings
 from dradash.dra.bundle import Source, kind_statuses, parse_bundle
 from dradash.dra.cel.dialect import NEWEST
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
 from dradash.dra.state import ClusterState, SnapshotMeta
-from dradash.dra.words import funnel_check, funnel_count_label, same_error
+from dradash.dra.words import funnel_check, funnel_count_label, plural, same_error
 
 VERSION = re.compile(r"\Av?(?P<major>1)\.(?P<minor>\d{1,3})(?:\.\d{1,4})?\Z")
 FAILED_SHOWN = 10  # devices that dropped out, per request, in the text (--json has the page's)
+NODES_SHOWN = 10  # nodes where the claims do not fit, in the text
 
 
 class UsageError(ValueError):
@@ -148,10 +149,6 @@ def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdic
             if ref.claim is not None:
                 analysis.explain(state, ref.claim, cache)
         d = diagnosis.diagnose_pod(state, pod, cache)
-        # Its claims that exist (the one the scheduler keeps in memory for its extended
-        # resources has no name a finding could give).
-        claims = [c.name for c in dict.fromkeys(pod.claims) if not c.implicit]
-        named = {("Pod", namespace, name)} | {("ResourceClaim", namespace, c) for c in claims}
         x = d.explanation
         return Verdict(
             "Pod",
@@ -159,7 +156,7 @@ def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdic
             name,
             d,
             _head(x),
-            _findings(state, named),
+            _findings(state, concerns.pod_objects(pod, x, {})),
             pod_chain(state, pod),
         )
     claim = state.claims.get((namespace, name))
@@ -176,7 +173,7 @@ def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdic
         name,
         d,
         None if claim.allocated else _head(x),
-        _findings(state, {("ResourceClaim", namespace, name)}),
+        _findings(state, concerns.claim_objects(claim, x, {})),
         claim_chain(state, claim),
     )
 
@@ -185,13 +182,11 @@ def _head(x: Any) -> dict[str, Any] | None:
     return analysis.explanation_head(x) if x is not None else None
 
 
-def _findings(state: ClusterState, named: set[tuple[str, str, str]]) -> list[findings.Finding]:
-    """The snapshot's findings that name any of these objects, as the page lists them."""
-    return [
-        f
-        for f in findings.find(state)
-        if any((o.get("kind"), o.get("namespace", ""), o.get("name")) in named for o in f.objects)
-    ]
+def _findings(state: ClusterState, objects: list[concerns.ObjectKey]) -> list[findings.Finding]:
+    """The snapshot's findings that concern the object (dradash.dra.concerns), as its page
+    lists them."""
+    found = findings.find(state)
+    return [found[i] for i in concerns.FindingIndex(state, found).about(objects)]
 
 
 def as_json(v: Verdict) -> dict[str, Any]:
@@ -354,7 +349,24 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
             note = f"    (“enough on one node” counts node {r['node']}, the node that got furthest)"
             out.append(s(note, "dim"))
         failed = r.get("failed") or []
-        if failed:
+        groups = r.get("dropped")
+        if failed and groups:
+            total = r.get("failed_total", len(failed))
+            out.append(
+                f"    {total} device{'' if total == 1 else 's'} dropped out, by the first check "
+                "each fails:"
+            )
+            width = max(len(str(g["devices"])) for g in groups)
+            for g in groups:
+                why = g.get("why") or ""
+                why = "the error above" if same_error(why, error) else why
+                check = funnel_check(g["step"])
+                n = str(g["devices"]).rjust(width)
+                out.append(f"      {n}  {check}{s(': ' + why, 'dim') if why else ''}")
+            more = r.get("dropped_total", len(groups)) - len(groups)
+            if more > 0:
+                out.append(s(f"      … and {plural(more, 'more group')}", "dim"))
+        elif failed:  # an explanation stored before devices were grouped
             total = r.get("failed_total", len(failed))
             out.append(
                 f"    {total} device{'' if total == 1 else 's'} dropped out, "
@@ -371,4 +383,36 @@ def _funnel(x: dict[str, Any], summary: str, s: _Style) -> list[str]:
                 out.append(f"      {device}  {check}{s(': ' + why, 'dim') if why else ''}")
             if total > FAILED_SHOWN:
                 out.append(s(f"      … and {total - FAILED_SHOWN} more", "dim"))
+    out += _node_answers(nodes, error, s)
+    return out
+
+
+def _node_answers(nodes: dict[str, Any], error: str | None, s: _Style) -> list[str]:
+    """The allocator's answer on the nodes where it is not a fit, each with why."""
+    shown = nodes.get("not_fit") or []
+    if not shown:
+        return []
+    outcomes = nodes.get("outcomes") or {}
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items())
+    why = nodes.get("nofit_why") or []
+    if why:
+        counts += " (" + ", ".join(f"{n} {label}" for label, n in why) + ")"
+    where = (
+        f"each of the {nodes.get('eligible')} nodes the Pod may use"
+        if nodes.get("complete")
+        else "the nodes the allocator tried"
+    )
+    # (where a search ran out, the counts are printed above the funnel already)
+    out = [] if outcomes.get("timeout") else [f"  On {where}: {counts}"]
+    names = [s(n["node"]) for n in shown[:NODES_SHOWN]]
+    width = max(len(name) for name in names)
+    for n, name in zip(shown, names, strict=False):
+        text = n.get("why") or n.get("error") or ""
+        text = "the error above" if same_error(text, error) else text
+        out.append(
+            f"    {name.ljust(width)}  {n['outcome']}{s(': ' + text, 'dim') if text else ''}"
+        )
+    more = (nodes.get("not_fit_total") or len(shown)) - len(names)
+    if more > 0:
+        out.append(s(f"    … and {plural(more, 'more node')}", "dim"))
     return out

@@ -68,4 +68,9 @@ def same_error(a: str | None, b: str | None) -> bool:
     on device gpu.example.com/pool/gpu-1: CEL runtime error: …"): one error, many devices."""
     if not a or not b:
         return False
-    return _ON_DEVICE.sub(":", a) == _ON_DEVICE.sub(":", b)
+    return without_device(a) == without_device(b)
+
+
+def without_device(error: str) -> str:
+    """An allocator error without the device it names, the same for every device it hits."""
+    return _ON_DEVICE.sub(":", error)

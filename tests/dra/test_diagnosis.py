@@ -530,3 +530,120 @@ def test_diagnose_all_counts_pods_per_stage() -> None:
     }
     # the claim kube-scheduler created for gpu-full-pod, and finetune's two
     assert len(result.claims) == 28
+
+
+# --- verdicts that lead to the fix (issue 27 item 3): render-farm-6 half an hour on ----------
+# The later demo snapshot: the 16 example GPUs are held by 10 claims, and the 4 GPUs of
+# gpu-example-worker-3 are free but in a pool that has published 1 of its 2 slices.
+
+LATER = demo.build(later=True)
+RENDER_FARM_6 = ("render", "render-farm-6-05b2e")
+
+
+def render_farm_6() -> Diagnosis:
+    state = state_of(copy.deepcopy(LATER))
+    return diagnose_pod(state, state.pods[RENDER_FARM_6])
+
+
+def test_devices_exhausted_names_every_holder_and_the_pool_that_would_serve() -> None:
+    d = render_farm_6()
+    assert (d.stage, d.reason) == ("claim-unallocated", "devices-exhausted")
+    assert d.summary == (
+        "Every device matching request gpus of render/render-farm-6-05b2e-gpus-9927f is already "
+        "allocated to other claims (16 devices held by 10 claims: "
+        "render/render-farm-0-d1ce0-gpus-29c90 (2), render/render-farm-1-fe6f8-gpus-b01ed (2), "
+        "render/render-farm-2-ffbbf-gpus-a29e3 (2) and 7 more); 4 more are free, enough for it, "
+        "but in pool gpu-example-worker-3, which has 1 of 2 slices (incomplete pools are skipped "
+        "until the driver has published all of them)."
+    )
+
+
+def test_the_first_next_step_completes_the_pool_that_would_serve() -> None:
+    steps = render_farm_6().next_steps
+    assert steps[0] == (
+        "Complete pool gpu-example-worker-3: 4 free devices there match request gpus (2 needed), "
+        "but driver gpu.example.com has published 1 of the pool's 2 ResourceSlices, and the "
+        "allocator skips incomplete pools. Once the driver publishes the rest, the claim can be "
+        "allocated there: check its kubelet plugin on node gpu-example-worker-3 and `kubectl get "
+        "resourceslices --field-selector spec.driver=gpu.example.com,"
+        "spec.nodeName=gpu-example-worker-3 -o wide`."
+    )
+    assert steps[1].startswith("kubectl describe resourceclaim render-farm-6-05b2e-gpus-9927f")
+
+
+def test_without_a_pool_that_would_serve_the_next_steps_start_as_before() -> None:
+    """The first snapshot has no incomplete pool: no pool step, and the holders are counted."""
+    state = state_of(copy.deepcopy(BASE))
+    d = diagnose_pod(state, state.pods[RENDER_FARM_6])
+    assert d.reason == "devices-exhausted"
+    assert "(16 devices held by 10 claims: " in d.summary and "pool" not in d.summary
+    assert d.next_steps[0].startswith("kubectl describe resourceclaim")
+
+
+def test_dropped_devices_are_grouped_by_check_and_holder_each_with_a_why() -> None:
+    from dradash.dra.analysis import dropped_groups, explanation_head
+
+    x = render_farm_6().explanation
+    assert x is not None
+    (request,) = x.requests
+    groups = dropped_groups(request)
+    assert [(g["step"], g["devices"]) for g in groups] == [("pools", 4), ("free", 16)]
+    pools, held = groups
+    assert pools["why"] == (
+        "in pool gpu-example-worker-3, which the allocator skips (pool incomplete: 1 of 2 slices)"
+    )
+    assert held["why"].startswith("16 devices held by 10 claims: ")
+    assert held["holders_total"] == 10 and len(held["holders"]) == 10
+    assert held["holders"][0] == {"claim": "render/render-farm-0-d1ce0-gpus-29c90", "devices": 2}
+    assert sum(h["devices"] for h in held["holders"]) == 16
+    # every device that dropped out is in a group that says why
+    (head,) = explanation_head(x)["requests"]
+    assert sum(g["devices"] for g in head["dropped"]) == head["failed_total"] == 20
+    assert all(g["why"] for g in head["dropped"])
+
+
+def test_every_nofit_node_says_why() -> None:
+    x = render_farm_6().explanation
+    assert x is not None
+    whys = {n.node: (n.outcome, n.why) for n in x.nodes}
+    assert whys["a100-node-01"] == ("nofit", "no device of class gpu.example.com on this node")
+    assert whys["gpu-example-worker-1"] == (
+        "nofit",
+        "0 free of 2 needed: 8 devices held by 6 claims: render/render-farm-0-d1ce0-gpus-29c90 "
+        "(2), render/render-farm-1-fe6f8-gpus-b01ed (2), cel-selector/pod0-gpu-b8w2d (1) and 3 "
+        "more",
+    )
+    assert whys["gpu-example-worker-3"] == (
+        "nofit",
+        "0 of 2 needed in usable pools: 4 devices in pool gpu-example-worker-3, which the "
+        "allocator skips (pool incomplete: 1 of 2 slices)",
+    )
+    assert all(outcome == "nofit" and why for outcome, why in whys.values())
+    assert x.nodes[0].as_dict()["why"] == whys[x.nodes[0].node][1]  # the explain API's "why"
+
+
+def test_enough_on_one_node_never_names_a_node_without_a_device_of_the_class() -> None:
+    """No node has a free GPU: the "count" step names the node that reached most of them
+    (it used to name a100-node-01, the first by name, which has none of the class)."""
+    x = render_farm_6().explanation
+    assert x is not None
+    assert x.requests[0].node == "gpu-example-worker-1"
+    assert dict(x.requests[0].funnel)["count"] == 0
+
+
+def test_the_nodes_table_puts_the_nodes_that_got_furthest_first() -> None:
+    from dradash.dra.analysis import explanation_head
+
+    x = render_farm_6().explanation
+    assert x is not None
+    nodes = explanation_head(x)["nodes"]
+    assert [n["node"] for n in nodes["not_fit"]][:3] == [
+        "gpu-example-worker-1",
+        "gpu-example-worker-2",
+        "gpu-example-worker-3",
+    ]
+    assert nodes["nofit_why"] == [
+        ["devices held by other claims", 2],
+        ["pool skipped", 1],
+        ["no device of the class", 3],
+    ]

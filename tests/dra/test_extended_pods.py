@@ -89,7 +89,12 @@ def test_more_than_the_cluster_has_gets_the_funnel_reason_and_the_nodes_answers(
     assert d.reason == "no-matching-devices"  # 2 GPUs match in all, it needs 3
     assert d.explanation is not None
     assert [n.as_dict() for n in d.explanation.nodes] == [
-        {"node": "node-1", "outcome": "nofit", "error": ""}
+        {
+            "node": "node-1",
+            "outcome": "nofit",
+            "error": "",
+            "why": "only 2 devices of class gpu.example.com on this node, 3 needed",
+        }
     ]
     assert d.explanation.requests[0].need == 3
 

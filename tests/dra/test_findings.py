@@ -953,3 +953,65 @@ def test_demo_cluster_later_snapshot_has_the_tainted_mig_device() -> None:
     assert "gpu.nvidia.com/h100-mig-node-01" in finding.message
     assert "gpu-0-mig-1g10gb-19-6" in finding.message
     assert "gpu.nvidia.com/xid=43:NoSchedule" in finding.message
+
+
+# --- the findings beside a verdict (dradash.dra.concerns, issue 27 item 3) -------------------
+
+
+@pytest.fixture(scope="module")
+def later_analysis() -> Any:
+    from dradash.dra.analysis import analyse
+
+    state = ClusterState.build(demo.build(later=True), SnapshotMeta(server_version="v1.37.0"))
+    return analyse(state)
+
+
+def attached(analysis: Any, kind: str, namespace: str, name: str) -> list[str]:
+    records = analysis.pods if kind == "Pod" else analysis.claims
+    record = next(
+        r
+        for r in records
+        if (getattr(r, "pod", None) or getattr(r, "claim", None)).key == (kind, namespace, name)
+    )
+    return [analysis.findings[i].code for i in record.findings]
+
+
+def test_a_pod_gets_the_findings_about_its_job_and_the_pools_it_could_use(
+    later_analysis: Any,
+) -> None:
+    """render-farm-6 waits for 2 GPUs: its Job runs more Pods than there are GPUs, and 4 free
+    GPUs sit in an incomplete pool. Neither finding names the Pod."""
+    codes = attached(later_analysis, "Pod", "render", "render-farm-6-05b2e")
+    assert codes == ["parallelism-exceeds-capacity", "pool-incomplete"]
+    claim_codes = attached(
+        later_analysis, "ResourceClaim", "render", "render-farm-6-05b2e-gpus-9927f"
+    )
+    assert claim_codes == codes
+
+
+def test_a_running_pod_gets_findings_about_its_pool_not_about_other_devices_of_it(
+    later_analysis: Any,
+) -> None:
+    """embedder-0 runs on a MIG device of h100-mig-node-01, whose pool keeps a stale slice and
+    whose other devices are tainted or unhealthy: only the pool's finding concerns it."""
+    assert attached(later_analysis, "Pod", "inference", "embedder-0") == ["pool-stale-generation"]
+    codes = attached(later_analysis, "Pod", "finetune", "llama-ft-x8k2q")
+    assert {"device-unhealthy", "device-tainted", "taint-eviction"} <= set(codes)
+
+
+def test_the_findings_index_answers_in_order_once_each() -> None:
+    from dradash.dra.concerns import FindingIndex
+
+    state = ClusterState.build(demo.build(later=True), SnapshotMeta(server_version="v1.37.0"))
+    found = find(state)
+    index = FindingIndex(state, found)
+    pool = next(i for i, f in enumerate(found) if f.code == "pool-incomplete")
+    keys = [
+        ("candidate", "gpu.example.com", "gpu-example-worker-3"),
+        ("pool", "gpu.example.com", "gpu-example-worker-3"),
+        ("Job", "render", "render-farm"),
+    ]
+    positions = index.about(keys)
+    assert positions == sorted(set(positions)) and pool in positions
+    assert {found[i].code for i in positions} == {"pool-incomplete", "parallelism-exceeds-capacity"}
+    assert index.about([("Pod", "nowhere", "x")]) == []

@@ -72,7 +72,10 @@ def test_every_member_gets_the_gang_verdict_next_to_its_own(state: ClusterState)
         assert "only 3 fit at once" in d.summary
         assert f"the first that does not is Pod {fourth}" in d.summary
         # Why the fourth does not: the A100s left are held, three by the members before it.
-        assert "(allocated to earlier members of gang llm-train/llm-train)" in d.summary
+        assert (
+            "(4 devices held by earlier members of gang llm-train/llm-train (3) and "
+            "smoke/cuda-smoke-gpu-z2c5k (1))" in d.summary
+        )
         assert ("PodGroup", "status.conditions") in {(e.kind, e.field) for e in d.evidence}
         events = [e.detail for e in d.evidence if e.field == "event FailedScheduling"]
         assert len(events) == 1

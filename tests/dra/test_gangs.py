@@ -285,7 +285,7 @@ def test_a_gang_whose_members_each_fit_alone_but_not_together_names_the_first_th
             "once; the first that does not is Pod train-3: "
         )
         # the devices earlier members were given
-        assert "(allocated to earlier members of gang default/train)" in d.summary
+        assert "(3 devices held by earlier members of gang default/train)" in d.summary
         assert d.alone is not None and d.alone.reason == "schedulable-now"
         assert d.explanation is not None and d.explanation.allocatable is False
 

@@ -161,9 +161,18 @@ def test_free_gpus_in_an_incomplete_pool_are_named_when_the_rest_are_allocated()
     assert (d.stage, d.reason) == ("claim-unallocated", "devices-exhausted")
     assert d.summary == (
         "Every device matching request gpu of default/train is already allocated to other "
-        "claims (allocated to other/holder); 4 more are free, but in pool "
+        "claims (2 devices held by other/holder); 4 more are free, enough for it, but in pool "
         "gpu-example-worker-3, which has 1 of 2 slices (incomplete pools are skipped until the "
         "driver has published all of them)."
+    )
+    # The best single action first: the pool whose free devices would serve, and what
+    # completes it.
+    assert d.next_steps[0].startswith(
+        "Complete pool gpu-example-worker-3: 4 free devices there match request gpu (1 needed), "
+        f"but driver {GPU} has published 1 of the pool's 2 ResourceSlices"
+    )
+    assert (
+        f"--field-selector spec.driver={GPU},spec.nodeName=gpu-example-worker-3" in d.next_steps[0]
     )
 
 
@@ -226,6 +235,77 @@ def test_tainted_devices_with_free_untainted_ones_lost_to_the_selector() -> None
         "needs 1): the others carry taints the request does not tolerate (taint "
         "xid=79:NoSchedule not tolerated); 2 free devices of its class do not match its selectors."
     )
+
+
+# --- every node that does not fit says why (issue 27 item 3) --------------------------------
+
+
+def node_whys(d: Diagnosis) -> dict[str, tuple[str, str]]:
+    assert d.explanation is not None
+    return {n.node: (n.outcome, n.why) for n in d.explanation.nodes}
+
+
+def test_a_node_with_tainted_devices_says_which_taint() -> None:
+    objects = four_free_gpus()
+    for d in objects[2]["spec"]["devices"][:3]:
+        d["taints"] = [{"key": "xid", "value": "79", "effect": "NoSchedule"}]
+    d = trainer(imported([*objects, *waiting_pod(count=2)]))
+    assert d.reason == "devices-tainted"
+    assert node_whys(d) == {
+        "gpu-worker-1": (
+            "nofit",
+            "1 of 2 needed with taints it tolerates: 3 devices: taint xid=79:NoSchedule not "
+            "tolerated",
+        )
+    }
+
+
+def test_a_node_whose_devices_satisfy_no_constraint_names_the_constraint() -> None:
+    """4 free GPUs, two per NUMA node; 3 that share one: enough devices, no set."""
+    objects = four_free_gpus()
+    for i, d in enumerate(objects[2]["spec"]["devices"]):
+        d["attributes"]["numa"] = {"int": i // 2}
+    objects += waiting_pod(count=3)
+    objects[-2]["spec"]["devices"]["constraints"] = [{"matchAttribute": f"{GPU}/numa"}]
+    d = trainer(imported(objects))
+    assert d.reason == "constraint-unsatisfiable"
+    assert node_whys(d) == {
+        "gpu-worker-1": (
+            "nofit",
+            f"no 3 of its 4 usable devices satisfy constraint matchAttribute {GPU}/numa",
+        )
+    }
+
+
+def test_a_node_whose_devices_match_no_selector_and_one_without_the_class() -> None:
+    objects = [*four_free_gpus(), node("cpu-worker-1")]
+    d = trainer(imported([*objects, *waiting_pod(f"{INDEX} > 7", count=1)]))
+    assert d.reason == "no-matching-devices"
+    assert node_whys(d) == {
+        "cpu-worker-1": ("nofit", f"no device of class {GPU} on this node"),
+        "gpu-worker-1": (
+            "nofit",
+            f"none of its 4 devices of class {GPU} matches the request's selectors",
+        ),
+    }
+    # no node reaches a matching device: "enough on one node" names none
+    assert d.explanation is not None and d.explanation.requests[0].node is None
+
+
+def test_requests_that_fit_alone_but_not_together_say_so() -> None:
+    objects = four_free_gpus()
+    objects += [
+        claim("train", requests=[request("a", GPU, count=3), request("b", GPU, count=2)]),
+        pod("trainer", claims=[pod_claim("gpu", claim="train")]),
+    ]
+    d = trainer(imported(objects))
+    assert node_whys(d) == {
+        "gpu-worker-1": (
+            "nofit",
+            "each request has enough devices here on its own, but not all of them together "
+            "(they compete for the same devices)",
+        )
+    }
 
 
 # --- snapshot-incomplete: each reason on a bundle without the kind it rests on --------------

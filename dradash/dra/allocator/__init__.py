@@ -39,6 +39,7 @@ from dradash.dra.allocator.explain import (
     RequestExplanation,
     error_reason,
     explain,
+    held_by,
 )
 from dradash.dra.allocator.features import NEWEST, Features, kubernetes_minor
 from dradash.dra.allocator.pools import skipped_pool
@@ -70,6 +71,7 @@ __all__ = [
     "budget",
     "error_reason",
     "explain",
+    "held_by",
     "kubernetes_minor",
     "lookup_attribute",
     "plan_claim",

@@ -53,6 +53,7 @@ from dradash.dra.gc import gc_paused
 from dradash.dra.nodes import node_selector_matches
 from dradash.dra.objects import Device, DeviceClass, Node, Pod, Pool, ResourceClaim, ResourceSlice
 from dradash.dra.state import ClusterState
+from dradash.dra.words import listing, plural
 
 STEPS = (
     "class",
@@ -109,18 +110,32 @@ class RequestExplanation:
     def tally(self) -> Tally:
         """The failed devices counted once, for summaries (many Pods share one explanation)."""
         tally = Tally()
+        candidates = tally.candidate_pools
         for d in self.devices:
             step = d.failed_step
             if step is None:
+                candidates.add((d.driver, d.pool))
                 continue
+            if step in CANDIDATE_STEPS:
+                candidates.add((d.driver, d.pool))
             if d.detail:
                 tally.details.setdefault(step, Counter())[d.detail] += 1
+                if step == "free" and d.detail.startswith(ALLOCATED_TO):
+                    tally.holders[d.detail.removeprefix(ALLOCATED_TO)] += 1
             if step == "pools":
                 tally.pools.setdefault(d.pool, d.detail)
             if d.sole:
                 where = (d.pool, d.detail) if step == "pools" else ("", d.detail)
                 tally.sole[(step, *where)] += 1
+                if step == "pools":
+                    tally.sole_pools[(d.driver, d.pool, d.detail)] += 1
         return tally
+
+
+# The steps a device that passes the request's selectors can fail at: it is one the request
+# could use, but for its pool, node, holder, taints or constraints.
+CANDIDATE_STEPS = frozenset(("pools", "nodes", "free", "taints", "constraints", "count"))
+ALLOCATED_TO = "allocated to "  # the detail of a device failing the "free" step, then its holder
 
 
 @dataclass
@@ -130,6 +145,28 @@ class Tally:
     # (step, pool, detail) → devices that fail only that step (pool only for "pools")
     sole: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     lost: dict[str, list[str]] = field(default_factory=dict)  # diagnosis._lost, by step
+    # (driver, pool, detail) → devices that fail only the "pools" step: free, reachable and
+    # untainted, in a pool the allocator skips (what completing the pool would give)
+    sole_pools: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    holders: Counter[str] = field(default_factory=Counter)  # "ns/claim" → devices it holds
+    # (driver, pool) of every device passing the request's selectors (the findings about
+    # those pools concern the request: dradash.dra.concerns)
+    candidate_pools: set[tuple[str, str]] = field(default_factory=set)
+
+
+def held_by(holders: Counter[str], limit: int = 3) -> str:
+    """ "16 devices held by 10 claims: ns/a (2), ns/b (2), ns/c (2) and 7 more" (the claims
+    holding the most first); "2 devices held by ns/a" for one claim."""
+    total = sum(holders.values())
+    ranked = sorted(holders.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(ranked) == 1:
+        return f"{total} device{'' if total == 1 else 's'} held by {ranked[0][0]}"
+    shown = [f"{claim} ({n})" for claim, n in ranked]
+    listed = listing(shown, limit)
+    devices = f"{total} device{'' if total == 1 else 's'}"
+    if any(" " in claim for claim in holders):  # "earlier members of gang …" stands for several
+        return f"{devices} held by {listed}"
+    return f"{devices} held by {len(ranked)} claims: {listed}"
 
 
 @dataclass(frozen=True)
@@ -143,11 +180,17 @@ class NodeOutcome:
     error: str = ""
     # The Pod's extended resources that the node's device plugin serves instead of DRA.
     device_plugin: tuple[str, ...] = ()
+    # Why the claims do not fit on a "nofit" node, for people (_Explainer.node_why): "no device
+    # of class X on this node", "0 free of 2 needed: …"; and the funnel step it is about.
+    why: str = ""
+    why_step: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"node": self.node, "outcome": self.outcome, "error": self.error}
         if self.device_plugin:
             out["device_plugin"] = list(self.device_plugin)
+        if self.why:
+            out["why"] = self.why
         return out
 
 
@@ -280,6 +323,36 @@ def error_reason(error: str) -> str:
 
 
 _LEVELS = ("pools", "nodes", "free", "taints", "constraints")  # the device-level steps
+# How far a device that fails a step got, as _Explainer._short_on_node counts a node's devices.
+_RANK = {
+    "class": 0,
+    "driver": 0,
+    "class-selectors": 1,
+    "request-selectors": 2,
+    "pools": 3,
+    "nodes": 3,
+    "free": 4,
+    "taints": 5,
+    "constraints": 6,
+}
+
+
+def skipped_pool_text(pool: str, detail: str) -> str:
+    """Devices dropped at the "pools" step: "in pool P, which the allocator skips (pool
+    incomplete: 1 of 2 slices)", or "in pool P: <the feature it needs>"."""
+    if detail.startswith("pool "):
+        return f"in pool {pool}, which the allocator skips ({detail})"
+    return f"in pool {pool}: {detail}"
+
+
+def _constraint_text(constraints: list[dict[str, Any]]) -> str:
+    """ "constraint matchAttribute gpu.example.com/numa" (and the others)."""
+    out = []
+    for c in constraints:
+        for field_name in ("matchAttribute", "distinctAttribute"):
+            if c.get(field_name) is not None:
+                out.append(f"{field_name} {text(c.get(field_name))}")
+    return ("constraint " if len(out) == 1 else "constraints ") + ", ".join(out)
 
 
 @dataclass
@@ -353,6 +426,7 @@ class _Explainer:
         self._bad_pool_nodes: frozenset[str] | None = None
         self._invalid_nodes: frozenset[str] | None = None
         self._selector_cache: dict[str, frozenset[str]] = {}
+        self._by_request: list[list[_Alternative]] | None = None
         for ci, plan in enumerate(plans):
             for ri, request in enumerate(plan.requests):
                 for si, spec in enumerate(request.alternatives):
@@ -575,7 +649,7 @@ class _Explainer:
             ):
                 failures += 1
                 if first is None:
-                    first, level = ("free", f"allocated to {held.owners(key)}"), 2
+                    first, level = ("free", f"{ALLOCATED_TO}{held.owners(key)}"), 2
             if taints:
                 taint = untolerated(taints.get(id(device), ()), spec.tolerations)
                 if taint is not None:
@@ -796,8 +870,21 @@ class _Explainer:
                 if alt.spec.mode == "ExactCount" and value >= need and not names:
                     break  # every node offers the same devices
         if best is None:
-            return (self.eligible[0] if self.eligible else None), 0
+            return self._furthest(alt), 0
         return best, max(best_value, 0)
+
+    def _furthest(self, alt: _Alternative) -> Node | None:
+        """Where no node has a usable device for the request: the node reaching most of its
+        matching devices in usable pools (all of them held, tainted or lacking an attribute),
+        the first by name of those; None when no node reaches one (then no node got further
+        than another, and the "count" step names none)."""
+        if alt.reached_all and self.eligible:
+            return self.eligible[0]
+        most = max(alt.reached.values(), default=0)
+        if not most:
+            return None
+        name = min(n for n, count in alt.reached.items() if count == most)
+        return self.state.nodes.get(name)
 
     def explanation(self, alt: _Alternative, chosen: Node | None) -> RequestExplanation:
         node, on_node = self.on_one_node(alt, chosen)
@@ -853,6 +940,197 @@ class _Explainer:
     def _satisfiable_name(self, alt: _Alternative, name: str) -> bool:
         node = self.state.nodes.get(name)
         return node is not None and self.satisfiable(alt, node)
+
+    # why a node does not fit ---------------------------------------------------------------
+
+    def with_why(self, outcome: NodeOutcome, served: tuple[str, ...] = ()) -> NodeOutcome:
+        """A "nofit" outcome with why the claims do not fit on its node (node_why); ``served``:
+        the extended resources the node's device plugin serves instead of DRA."""
+        node = self.state.nodes.get(outcome.node)
+        if outcome.outcome != "nofit" or node is None:
+            return outcome
+        if served:
+            why = (
+                f"its device plugin serves {', '.join(served)}; what is left to DRA does not "
+                "fit here"
+            )
+            step = "count"
+        else:
+            why, step = self.node_why(node)
+        return NodeOutcome(
+            outcome.node, outcome.outcome, outcome.error, outcome.device_plugin, why, step
+        )
+
+    def _requests(self) -> list[list[_Alternative]]:
+        """The alternatives, by request (one each, but for firstAvailable)."""
+        if self._by_request is None:
+            grouped: dict[tuple[int, int], list[_Alternative]] = {}
+            for alt in self.alternatives:
+                grouped.setdefault((alt.claim_index, alt.request_index), []).append(alt)
+            self._by_request = list(grouped.values())
+        return self._by_request
+
+    def node_why(self, node: Node) -> tuple[str, str]:
+        """Why the claims do not fit on a node where the allocator's answer is "nofit", and the
+        funnel step it is about: the first request without enough usable devices there (of a
+        firstAvailable request, the alternative that gets furthest), counted as the funnel
+        counts, on this node: devices of its class, matching its selectors, in usable pools,
+        free, with tolerated taints, with the constrained attributes, a set satisfying its
+        constraints. Only what the funnel computed is read: no search runs for it."""
+        devices = self._node_devices(node)
+        requests = self._requests()
+        several = len(requests) > 1
+        claims = len(self.plans) > 1
+        for alts in requests:
+            found = [self._short_on_node(alt, node, devices) for alt in alts]
+            if any(f is None for f in found):
+                continue  # an alternative has enough here on its own
+            rank, why, step = max((f for f in found if f is not None), key=lambda f: f[0])
+            if several:
+                alt = alts[0]
+                name = alt.spec.parent or alt.spec.name
+                of = f" of {alt.plan.label}" if claims else ""
+                why = f"request {name}{of}: {why}"
+            return why, step
+        return self._together_why(), "count"
+
+    def _node_devices(self, node: Node) -> list[Device]:
+        """The current devices on the node's slices and those the node reaches otherwise."""
+        out = []
+        for s in self._visible_slices(node):
+            for d in s.devices:
+                reach = self.reach(d)
+                if reach is _ALL or node.name in reach:
+                    out.append(d)
+        return out
+
+    def _short_on_node(
+        self, alt: _Alternative, node: Node, devices: list[Device]
+    ) -> tuple[int, str, str] | None:
+        """Where the request (one alternative) runs short on the node: (how far it got, why,
+        the funnel step); None when it has enough there on its own."""
+        at = self.index.current_at
+        steps = alt.steps
+        # reached[r]: devices whose first failing check is the r-th (_RANK; 7: none fails)
+        reached = [0] * 8
+        pools: Counter[tuple[str, str]] = Counter()
+        holders: Counter[str] = Counter()
+        taints: Counter[str] = Counter()
+        attributes: Counter[str] = Counter()
+        usable: list[Device] = []
+        for d in devices:
+            i = at.get(id(d))
+            if i is None:
+                continue  # a stale slice's: the allocator does not see it
+            failed = steps[i]
+            if failed is None:
+                reached[7] += 1
+                usable.append(d)
+                continue
+            step, detail = failed[0], failed[1]
+            rank = _RANK[step]
+            reached[rank] += 1
+            if rank < 3:
+                continue
+            if step in ("pools", "nodes"):
+                pools[(d.pool_name, detail)] += 1
+            elif step == "free" and detail.startswith(ALLOCATED_TO):
+                holders[detail.removeprefix(ALLOCATED_TO)] += 1
+            elif step == "taints":
+                taints[detail] += 1
+            elif step == "constraints":
+                attributes[detail] += 1
+        # counts[k]: devices past the k-th check: 0 driver, 1 class selectors, 2 request
+        # selectors, 3 pools (and nodes), 4 free, 5 taints, 6 constraints.
+        counts = [sum(reached[k + 1 :]) for k in range(7)]
+        spec = alt.spec
+        cls = spec.class_name
+        all_mode = spec.mode != "ExactCount"
+        need = counts[2] if all_mode else spec.count
+
+        def dropped(k: int) -> str:
+            """What the devices lost at check ``k`` are."""
+            if k == 3:
+                return "; ".join(
+                    f"{plural(n, 'device')} {skipped_pool_text(pool, detail)}"
+                    for (pool, detail), n in pools.most_common(3)
+                )
+            if k == 4:
+                return held_by(holders)
+            counter = taints if k == 5 else attributes
+            return "; ".join(f"{plural(n, 'device')}: {d}" for d, n in counter.most_common(3))
+
+        words = {
+            3: ("", " in usable pools"),
+            4: ("free ", ""),
+            5: ("", " with taints it tolerates"),
+        }
+        of_class = plural(counts[1], "device")
+        if counts[1] == 0:
+            return 1, f"no device of class {cls} on this node", "class-selectors"
+        if not all_mode and counts[1] < need:
+            why = f"only {of_class} of class {cls} on this node, {need} needed"
+            return 1, why, "class-selectors"
+        if counts[2] == 0:
+            why = f"none of its {of_class} of class {cls} matches the request's selectors"
+            return 2, why, "request-selectors"
+        if not all_mode and counts[2] < need:
+            why = (
+                f"{counts[2]} of its {of_class} of class {cls} match the request's selectors, "
+                f"{need} needed"
+            )
+            return 2, why, "request-selectors"
+        for k, step in ((3, "pools"), (4, "free"), (5, "taints"), (6, "constraints")):
+            if counts[k] >= need:
+                continue
+            if all_mode:
+                why = (
+                    f"allocationMode All needs all {counts[2]} matching devices here, "
+                    f"{counts[2] - counts[k]} of them not usable: {dropped(k)}"
+                )
+            elif k == 6:
+                why = f"{counts[k]} of {need} needed have the attributes its constraints name: "
+                why += dropped(k)
+            else:
+                before, after = words[k]
+                why = f"{counts[k]} {before}of {need} needed{after}: {dropped(k)}"
+            return k, why, step
+        if alt.constraints and not self._count_fits(alt, usable, len(usable) if all_mode else need):
+            return (
+                6,
+                f"no {need} of its {plural(counts[6], 'usable device')} satisfy "
+                f"{_constraint_text(alt.constraints)}",
+                "constraints",
+            )
+        ok = alt.satisfiable.get(node.name)
+        if ok is None and node.name not in alt.passing and node.name not in alt.reached:
+            ok = alt.satisfiable.get(None)
+        if ok is False:
+            return (
+                7,
+                f"no set of {need} of its {plural(counts[6], 'usable device')} fits (the "
+                "capacity or shared counters they draw on)",
+                "count",
+            )
+        return None
+
+    def _together_why(self) -> str:
+        """Why claims whose every request has enough on a node alone do not fit there."""
+        for plan in self.plans:
+            for constraint in plan.constraints:
+                names = strings(constraint.get("requests"))
+                if len(names) > 1 or (not names and len(plan.requests) > 1):
+                    spanned = listing(names or [r.name for r in plan.requests], 4)
+                    return (
+                        f"each request has enough devices here on its own, but no set of them "
+                        f"satisfies {_constraint_text([constraint])} across requests {spanned}"
+                    )
+        if len(self.alternatives) > 1 or len(self.plans) > 1:
+            return (
+                "each request has enough devices here on its own, but not all of them "
+                "together (they compete for the same devices)"
+            )
+        return "no set of its usable devices here satisfies the request (capacity, counters)"
 
     # where the search has to run -----------------------------------------------------------
 
@@ -1125,7 +1403,13 @@ def _explain(
 
     def finish(chosen: Node | None, **kwargs: Any) -> Explanation:
         requests = [explainer.explanation(alt, chosen) for alt in explainer.alternatives]
-        nodes = [outcomes[n.name] for n in eligible if n.name in outcomes]
+        nodes = [
+            explainer.with_why(o, plugin_served(n) if plans_on(n) is not plans else ())
+            if o.outcome == "nofit"
+            else o
+            for n in eligible
+            if (o := outcomes.get(n.name)) is not None
+        ]
         return Explanation(
             requests=requests,
             nodes=nodes,

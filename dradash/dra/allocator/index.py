@@ -67,6 +67,9 @@ class SnapshotIndex:
             for s in sorted(pool.slices, key=lambda s: s.name)
             for d in s.devices
         ]
+        # Where each current device is in ``current`` (what the explainer's per-device steps
+        # are indexed by), by id(device).
+        self.current_at = {id(entry[0]): i for i, entry in enumerate(self.current)}
         self.pool_problems: dict[tuple[bool, bool, bool], dict[Any, tuple[str, str] | None]] = {}
 
         rules = [r for r in state.taint_rules.values() if r.taint]
