@@ -1055,7 +1055,7 @@ def _complete_pool_steps(state: ClusterState, x: allocator.Explanation) -> list[
         on = f" on node {nodes[0]}" if len(nodes) == 1 else ""
         selector = f"spec.driver={driver}" + (f",spec.nodeName={nodes[0]}" if on else "")
         steps.append(
-            f"Complete pool {name}: {plural(n, 'free device')} there match request "
+            f"Complete pool {driver}/{name}: {plural(n, 'free device')} there match request "
             f"{request.name} ({request.need} needed), but driver {driver} has published "
             f"{len(pool.slices)} of the pool's {pool.resource_slice_count} ResourceSlices, and "
             "the allocator skips incomplete pools. Once the driver publishes the rest, the "

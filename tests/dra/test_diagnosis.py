@@ -553,20 +553,20 @@ def test_devices_exhausted_names_every_holder_and_the_pool_that_would_serve() ->
         "allocated to other claims (16 devices held by 10 claims: "
         "render/render-farm-0-d1ce0-gpus-29c90 (2), render/render-farm-1-fe6f8-gpus-b01ed (2), "
         "render/render-farm-2-ffbbf-gpus-a29e3 (2) and 7 more); 4 more are free, enough for it, "
-        "but in pool gpu-example-worker-3, which has 1 of 2 slices (incomplete pools are skipped "
-        "until the driver has published all of them)."
+        "but in pool gpu.example.com/gpu-example-worker-3, which has 1 of 2 slices (incomplete "
+        "pools are skipped until the driver has published all of them)."
     )
 
 
 def test_the_first_next_step_completes_the_pool_that_would_serve() -> None:
     steps = render_farm_6().next_steps
     assert steps[0] == (
-        "Complete pool gpu-example-worker-3: 4 free devices there match request gpus (2 needed), "
-        "but driver gpu.example.com has published 1 of the pool's 2 ResourceSlices, and the "
-        "allocator skips incomplete pools. Once the driver publishes the rest, the claim can be "
-        "allocated there: check its kubelet plugin on node gpu-example-worker-3 and `kubectl get "
-        "resourceslices --field-selector spec.driver=gpu.example.com,"
-        "spec.nodeName=gpu-example-worker-3 -o wide`."
+        "Complete pool gpu.example.com/gpu-example-worker-3: 4 free devices there match request "
+        "gpus (2 needed), but driver gpu.example.com has published 1 of the pool's 2 "
+        "ResourceSlices, and the allocator skips incomplete pools. Once the driver publishes the "
+        "rest, the claim can be allocated there: check its kubelet plugin on node "
+        "gpu-example-worker-3 and `kubectl get resourceslices --field-selector "
+        "spec.driver=gpu.example.com,spec.nodeName=gpu-example-worker-3 -o wide`."
     )
     assert steps[1].startswith("kubectl describe resourceclaim render-farm-6-05b2e-gpus-9927f")
 

@@ -162,13 +162,14 @@ def test_free_gpus_in_an_incomplete_pool_are_named_when_the_rest_are_allocated()
     assert d.summary == (
         "Every device matching request gpu of default/train is already allocated to other "
         "claims (2 devices held by other/holder); 4 more are free, enough for it, but in pool "
-        "gpu-example-worker-3, which has 1 of 2 slices (incomplete pools are skipped until the "
-        "driver has published all of them)."
+        f"{GPU}/gpu-example-worker-3, which has 1 of 2 slices (incomplete pools are skipped "
+        "until the driver has published all of them)."
     )
     # The best single action first: the pool whose free devices would serve, and what
     # completes it.
     assert d.next_steps[0].startswith(
-        "Complete pool gpu-example-worker-3: 4 free devices there match request gpu (1 needed), "
+        f"Complete pool {GPU}/gpu-example-worker-3: 4 free devices there match request gpu "
+        "(1 needed), "
         f"but driver {GPU} has published 1 of the pool's 2 ResourceSlices"
     )
     assert (

@@ -29,8 +29,9 @@ def test_the_diagnosis_api_leads_to_the_fix(api_client, demo) -> None:
     # the holders counted, not one named; the incomplete pool that would serve
     summary = data["summary"]
     assert "(16 devices held by 10 claims: render/render-farm-0-d1ce0-gpus-29c90 (2), " in summary
-    assert "4 more are free, enough for it, but in pool gpu-example-worker-3" in summary
-    assert data["next_steps"][0].startswith("Complete pool gpu-example-worker-3: 4 free devices")
+    pool = "gpu.example.com/gpu-example-worker-3"
+    assert f"4 more are free, enough for it, but in pool {pool}" in summary
+    assert data["next_steps"][0].startswith(f"Complete pool {pool}: 4 free devices")
     claim = api_client.get(reverse("api-claim-diagnosis", args=[later, *CLAIM])).json()
     assert [f["code"] for f in claim["findings"]] == codes
     # the explain API gives each node's why
@@ -73,3 +74,15 @@ def test_a_verdict_stored_before_findings_were_attached_lists_those_naming_it(
     PodVerdict.objects.filter(snapshot_id=later, namespace="manual").update(findings=None)
     data = api_client.get(reverse("api-pod-diagnosis", args=[later, "manual", "pinned-job"])).json()
     assert [f["code"] for f in data["findings"]] == ["nodename-bypass"]
+
+
+def test_the_pool_that_would_serve_is_a_link_in_the_verdict(client_logged_in, demo) -> None:
+    """render-farm-6's summary and first step name the incomplete pool that would serve it:
+    each mention links to the devices list filtered to that pool."""
+    later = demo[-1].pk
+    html = client_logged_in.get(
+        reverse("pod-detail", args=[later, "render", "render-farm-6-05b2e"])
+    ).content.decode()
+    url = reverse("device-list", args=[later])
+    link = f'<a href="{url}?driver=gpu.example.com&amp;pool=gpu-example-worker-3">'
+    assert html.count(link) >= 2, "the summary and the first next step link the pool"

@@ -125,7 +125,7 @@ class RequestExplanation:
             if step == "pools":
                 tally.pools.setdefault(d.pool, d.detail)
             if d.sole:
-                where = (d.pool, d.detail) if step == "pools" else ("", d.detail)
+                where = (f"{d.driver}/{d.pool}", d.detail) if step == "pools" else ("", d.detail)
                 tally.sole[(step, *where)] += 1
                 if step == "pools":
                     tally.sole_pools[(d.driver, d.pool, d.detail)] += 1
@@ -142,7 +142,7 @@ ALLOCATED_TO = "allocated to "  # the detail of a device failing the "free" step
 class Tally:
     details: dict[str, Counter[str]] = field(default_factory=dict)  # step → detail → devices
     pools: dict[str, str] = field(default_factory=dict)  # pool → detail of its devices
-    # (step, pool, detail) → devices that fail only that step (pool only for "pools")
+    # (step, driver/pool, detail) → devices that fail only that step (pool only for "pools")
     sole: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     lost: dict[str, list[str]] = field(default_factory=dict)  # diagnosis._lost, by step
     # (driver, pool, detail) → devices that fail only the "pools" step: free, reachable and
