@@ -1145,7 +1145,7 @@ class _JsonStream:
                     head[key] = self._value(where)
                 if self._expect(",}") == "}":
                     break
-        if head.get("items") is None and "items" in head:
+        if streamed:  # (not "items": null, which is no list)
             kind = head.get("kind")
             if not (isinstance(kind, str) and kind.endswith("List")):
                 raise BundleError(
