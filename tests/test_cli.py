@@ -252,6 +252,18 @@ def test_several_files_make_one_snapshot(tmp_path, no_django) -> None:
         (("pod", "a/b", "--version", "1.99"), "bundle", "the rules of Kubernetes 1.32 to 1.37"),
         (("pod", "a/b", "--feature-gates", "DRAAdminAccess=yes"), "bundle", "NAME=true"),
         (("node", "a/b"), "bundle", "invalid choice"),
+        (
+            ("pod", "a/b"),
+            b'{"kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1alpha2", '
+            b'"metadata": {"name": "s"}}',
+            "API of classic DRA (Kubernetes 1.30 and earlier)",
+        ),
+        (
+            ("pod", "a/b"),
+            b"apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: a}\n"
+            b"apiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: a}\n",
+            "has the key 'apiVersion' twice (again at line 4, first at line 1)",
+        ),
     ],
 )
 def test_unusable_input_or_no_such_object_exits_2(

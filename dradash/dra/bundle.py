@@ -2,6 +2,8 @@
 streams, plus an optional ``dradash.io/v1 SnapshotInfo``; and write them back.
 
 Parsing is all-or-nothing: any problem raises BundleError naming the file and the problem.
+With ``skip_invalid``, an object that is invalid on its own (ObjectError) is left out and
+recorded in ``Bundle.refused`` instead; a file that cannot be read still refuses the bundle.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import (
     KINDS,
     REFUSED_KINDS,
+    RESOURCE_GROUP,
+    RESOURCE_VERSIONS,
     ObjectKey,
     UnsupportedVersion,
     kind_of,
     object_key,
+    split_api_version,
 )
 from dradash.dra.redact import redact
 from dradash.dra.words import plural
@@ -46,6 +51,10 @@ INFO_FIELDS: dict[str, type | tuple[type, ...]] = {
     # The cluster's feature gates where they differ from its version's defaults, as given to
     # kube-scheduler (--feature-gates): {"DRADeviceTaints": true}. dradash judges by them.
     "featureGates": dict,
+    # Objects left out of an import with skip_invalid (see REFUSED_FIELDS), the first
+    # MAX_REFUSED of them, and how many there were in all.
+    "refused": list,
+    "refusedCount": int,
 }
 # A feature gate's name: an identifier (pkg/features), at most 100 characters; at most 500 gates.
 GATE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]{0,99}")
@@ -94,17 +103,100 @@ class BundleError(ValueError):
         self.problem = problem
 
 
+class ObjectError(BundleError):
+    """A problem of one object that leaves the rest of its file readable (an invalid object, one
+    without a name, a Secret): refuses the bundle, or with skip_invalid only the object.
+
+    ``where`` is its place in the file ("document 1, List item 3"), ``detail`` the problem
+    without it, ``identity`` its kind, namespace and name as far as they can be read.
+    """
+
+    def __init__(
+        self, filename: str, where: str, detail: str, obj: Any = None, *, problem: str = ""
+    ) -> None:
+        super().__init__(filename, problem or f"{where}: {detail}")
+        self.where = where
+        self.detail = detail
+        self.identity = _identity(obj)
+
+
+# What Bundle.refused (and Snapshot.refused, SnapshotInfo refused) records of each object left
+# out, and the longest text each field keeps.
+REFUSED_FIELDS = {
+    "file": 1000,
+    "location": 200,
+    "kind": 253,
+    "namespace": 253,
+    "name": 253,
+    "problem": 1000,
+}
+# How many refused objects are recorded one by one; beyond, they are only counted.
+MAX_REFUSED = 1000
+# The most a count may be (the database keeps 32-bit counts).
+MAX_COUNT = 2**31 - 1
+
+
+def _identity(obj: Any) -> dict[str, str]:
+    """Kind, namespace and name of what may be an object, "" for what cannot be read."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    meta = meta if isinstance(meta, dict) else {}
+    found = {
+        "kind": obj.get("kind") if isinstance(obj, dict) else None,
+        "namespace": meta.get("namespace"),
+        "name": meta.get("name"),
+    }
+    return {
+        k: _storable(_shown(v), REFUSED_FIELDS[k]) if isinstance(v, str) else ""
+        for k, v in found.items()
+    }
+
+
+# What the database cannot hold in JSON text: NUL, and halves of surrogate pairs.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(text: str, limit: int) -> str:
+    """Text as a record may keep it: at most ``limit`` characters, nothing the database refuses."""
+    text = _UNSTORABLE.sub("\ufffd", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def refused_entry(error: ObjectError) -> dict[str, str]:
+    """How a refused object is recorded (REFUSED_FIELDS)."""
+    return {
+        "file": _storable(error.filename, REFUSED_FIELDS["file"]),
+        "location": _storable(error.where, REFUSED_FIELDS["location"]),
+        **error.identity,
+        "problem": _storable(error.detail, REFUSED_FIELDS["problem"]),
+    }
+
+
 @dataclass
 class Bundle:
     objects: dict[ObjectKey, dict[str, Any]] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)  # SnapshotInfo.spec, {} when absent
     ignored: Counter[str] = field(default_factory=Counter)  # "apps/v1 Deployment" -> count
     info_file: str = ""  # the file the SnapshotInfo came from, "" when absent
+    files: list[str] = field(default_factory=list)  # the names of the files read
+    # With skip_invalid, the objects left out (refused_entry), the first MAX_REFUSED of them,
+    # and how many there were.
+    refused: list[dict[str, str]] = field(default_factory=list)
+    refused_count: int = 0
     _origin: dict[ObjectKey, str] = field(default_factory=dict, repr=False)
     _ignored_seen: set[tuple[str, ...]] = field(default_factory=set, repr=False)
     _sink: Callable[[ObjectKey, dict[str, Any]], None] | None = field(default=None, repr=False)
     _fingerprints: dict[ObjectKey, bytes] = field(default_factory=dict, repr=False)
     _validate: bool = field(default=True, repr=False)
+
+    @property
+    def count(self) -> int:
+        """How many objects dradash reads were found (kept, or handed to ``on_object``)."""
+        return len(self._origin)
+
+    def refuse(self, error: ObjectError) -> None:
+        self.refused_count += 1
+        if len(self.refused) < MAX_REFUSED:
+            self.refused.append(refused_entry(error))
 
 
 # What a file may be: its bytes, or a binary file object read from its current position (an
@@ -123,8 +215,12 @@ def parse_bundle(
     on_object: ObjectSink | None = None,
     stream_over: int = STREAM_OVER,
     validate: bool = True,
+    skip_invalid: bool = False,
 ) -> Bundle:
     """Parse several files into one bundle. Raises BundleError.
+
+    With ``skip_invalid``, an object invalid on its own (ObjectError) is recorded in
+    ``Bundle.refused`` and left out instead of refusing the bundle.
 
     With ``on_object``, each object is handed to it once (its first occurrence) instead of being
     kept in ``Bundle.objects``: the caller stores it and lets it go, so that a large bundle is
@@ -137,7 +233,13 @@ def parse_bundle(
     bundle._validate = validate
     info_from = ""
     for filename, source in files:
+        bundle.files.append(filename)
         for where, obj in _file_objects(filename, source, max_bytes, stream_over):
+            if isinstance(obj, ObjectError):  # not an object: _expand says why
+                if not skip_invalid:
+                    raise obj
+                bundle.refuse(obj)
+                continue
             if _is_info(obj):
                 spec = _check_info(filename, where, obj)
                 if info_from and spec != bundle.info:
@@ -148,13 +250,22 @@ def parse_bundle(
                 bundle.info, info_from = spec, filename
                 bundle.info_file = filename
                 continue
-            _add(bundle, filename, where, obj)
+            try:
+                _add(bundle, filename, where, obj)
+            except ObjectError as exc:
+                if not skip_invalid:
+                    raise
+                bundle.refuse(exc)
     return bundle
 
 
-def _file_objects(
-    filename: str, source: Source, max_bytes: int, stream_over: int
-) -> Iterator[tuple[str, dict[str, Any]]]:
+# What the readers of a file yield: each object with its place in the file, or in its place
+# what is wrong with an item that is no object (refused by parse_bundle, or with skip_invalid
+# left out): an exception raised inside a reader would end it.
+FileItems = Iterator[tuple[str, dict[str, Any] | ObjectError]]
+
+
+def _file_objects(filename: str, source: Source, max_bytes: int, stream_over: int) -> FileItems:
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
         _check_size(filename, len(data), max_bytes)
@@ -192,10 +303,12 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
     kind_name = obj["kind"]
     name = obj["metadata"]["name"]
     if kind_name in REFUSED_KINDS:
-        raise BundleError(
+        raise ObjectError(
             filename,
-            f"{where}: {kind_name} {name!r}: dradash never stores Secrets or ConfigMaps; "
+            where,
+            f"{kind_name} {name!r}: dradash never stores Secrets or ConfigMaps; "
             "remove them from the bundle",
+            obj,
         )
     try:
         kind = kind_of(obj)
@@ -209,17 +322,19 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
         return
     for part in ("spec", "status"):
         if obj.get(part) is not None and not isinstance(obj[part], dict):
-            raise BundleError(filename, f"{where}: {kind_name} {name}: {part} is not a mapping")
+            raise ObjectError(filename, where, f"{kind_name} {name}: {part} is not a mapping", obj)
     key = object_key(kind, obj)
     redact(obj)  # before comparing: a copy that differs only in managedFields is the same
     if bundle._validate and (refused := validation.problems(obj)):
         path, problem = refused[0]
         namespace = f"{key[1]}/" if key[1] else ""
         more = f" (and {plural(len(refused) - 1, 'more problem')})" if len(refused) > 1 else ""
-        raise BundleError(
+        raise ObjectError(
             filename,
-            f"{where}: {obj['apiVersion']} {kind_name} {namespace}{_shown(name)[:100]} is "
+            where,
+            f"{obj['apiVersion']} {kind_name} {namespace}{_shown(name)[:100]} is "
             f"invalid, and the API server would refuse it: {path}: {problem}{more}",
+            obj,
         )
     if bundle._sink is None:
         previous = bundle.objects.get(key)
@@ -230,16 +345,89 @@ def _add(bundle: Bundle, filename: str, where: str, obj: dict[str, Any]) -> None
         previous = obj if key in bundle._origin else None
     if differs:
         namespace = f"{key[1]}/" if key[1] else ""
-        raise BundleError(
+        raise ObjectError(
             filename,
-            f"{where}: {kind_name} {namespace}{name} differs from the one in "
+            where,
+            f"{kind_name} {namespace}{name} differs from the one in "
             f"{bundle._origin[key]}; a bundle holds each object once",
+            obj,
         )
     if bundle._sink is None:
         bundle.objects[key] = obj
     elif previous is None:
         bundle._sink(key, obj)
     bundle._origin.setdefault(key, filename)
+
+
+# What the upload page tells people to run: a bundle of every kind dradash reads but gangs'.
+EXPORT_COMMAND = (
+    "kubectl get pods,nodes,namespaces,events,jobs,priorityclasses,resourceclaims,"
+    "resourceclaimtemplates,resourceslices,deviceclasses -A -o json > bundle.json"
+)
+CLASSIC_DRA = f"{RESOURCE_GROUP}/v1alpha2"
+
+
+def check_usable(bundle: Bundle) -> None:
+    """Refuse (BundleError) a bundle that had objects but none dradash reads: each was ignored
+    (a kind or API version it does not read) or, with skip_invalid, refused. Stored, it would be
+    an empty snapshot whose only trace of them is a count. A bundle without any object (an empty
+    List, a SnapshotInfo alone) is not refused: it says what it has."""
+    if bundle.count or not (bundle.ignored or bundle.refused_count):
+        return
+    names = bundle.files[:3] + ([f"{len(bundle.files) - 3} more"] if len(bundle.files) > 3 else [])
+    parts = ["no object in the bundle is one dradash reads, so there is nothing to import"]
+    if bundle.ignored:
+        shown = sorted(bundle.ignored.items())
+        listed = [f"{n} × {key} ({_why_ignored(key)})" for key, n in shown[:10]]
+        if len(shown) > 10:
+            listed.append(f"{len(shown) - 10} more kinds")
+        parts.append("Ignored: " + ", ".join(listed))
+    if bundle.refused_count:
+        first = bundle.refused[0]
+        parts.append(
+            f"Refused as invalid: {plural(bundle.refused_count, 'object')}, the first "
+            f"({first['file']}, {first['location']}): {first['problem']}"
+        )
+    if any(_classic(key) for key in bundle.ignored):
+        parts.append(
+            f"{CLASSIC_DRA} is the API of classic DRA (Kubernetes 1.30 and earlier): "
+            "structured parameters replaced it in Kubernetes 1.31, and 1.32 removed it. dradash "
+            f"reads {_resource_versions()}. Export again from a cluster of Kubernetes 1.31 or "
+            f"later: {EXPORT_COMMAND}"
+        )
+    elif bundle.ignored:
+        parts.append(
+            "dradash reads these kinds: "
+            + ", ".join(KINDS)
+            + f" (DRA's at {_resource_versions()}). Export them with: {EXPORT_COMMAND}"
+        )
+    raise BundleError(", ".join(names), ". ".join(parts))
+
+
+def _resource_versions() -> str:
+    *most, last = RESOURCE_VERSIONS
+    return f"{RESOURCE_GROUP}/{', '.join(most)} and {last}"
+
+
+def _classic(key: str) -> bool:
+    """Whether objects counted in Bundle.ignored under ``key`` are of classic DRA."""
+    api_version, _, name = key.partition(" ")
+    return api_version == CLASSIC_DRA and RESOURCE_GROUP in getattr(KINDS.get(name), "groups", ())
+
+
+def _why_ignored(key: str) -> str:
+    """Why objects counted in Bundle.ignored under ``key`` ("apiVersion Kind") were not read."""
+    api_version, _, name = key.partition(" ")
+    kind = KINDS.get(name)
+    if kind is None:
+        return "a kind dradash does not read"
+    group, version = split_api_version(api_version)
+    if group not in kind.groups:
+        return f"{name} of an API group dradash does not read"
+    if _classic(key):
+        return "classic DRA"
+    prefix = f"{group}/" if group else ""
+    return f"dradash reads {name} at {', '.join(prefix + v for v in kind.versions)}, not {version}"
 
 
 def _fingerprint(obj: dict[str, Any]) -> bytes:
@@ -279,6 +467,7 @@ def _check_info(filename: str, where: str, obj: dict[str, Any]) -> dict[str, Any
     for key, count in (spec.get("ignored") or {}).items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise BundleError(filename, f"{where}: SnapshotInfo spec.ignored.{key} is not a count")
+    _check_refused(filename, where, spec)
     gates = spec.get("featureGates") or {}
     if len(gates) > MAX_GATES:
         raise BundleError(filename, f"{where}: SnapshotInfo spec.featureGates has over {MAX_GATES}")
@@ -306,6 +495,35 @@ def _check_info(filename: str, where: str, obj: dict[str, Any]) -> dict[str, Any
                 filename, f"{where}: SnapshotInfo spec.{name} has a NUL character (\\u0000)"
             )
     return spec
+
+
+def _check_refused(filename: str, where: str, spec: dict[str, Any]) -> None:
+    """SnapshotInfo's refused (entries as refused_entry makes them) and refusedCount."""
+    refused = spec.get("refused") or []
+    if len(refused) > MAX_REFUSED:
+        raise BundleError(
+            filename, f"{where}: SnapshotInfo spec.refused has over {MAX_REFUSED:,} entries"
+        )
+    for position, entry in enumerate(refused):
+        at = f"{where}: SnapshotInfo spec.refused[{position}]"
+        if not isinstance(entry, dict):
+            raise BundleError(filename, f"{at} is not a mapping")
+        unknown = sorted(set(entry) - set(REFUSED_FIELDS))
+        if unknown:
+            raise BundleError(filename, f"{at} has unknown fields {unknown}")
+        for name, limit in REFUSED_FIELDS.items():
+            value = entry.get(name, "")
+            if not isinstance(value, str) or len(value) > limit:
+                raise BundleError(
+                    filename, f"{at}.{name} must be text of at most {limit:,} characters"
+                )
+    count = spec.get("refusedCount")
+    if count is not None and (isinstance(count, bool) or not len(refused) <= count <= MAX_COUNT):
+        raise BundleError(
+            filename,
+            f"{where}: SnapshotInfo spec.refusedCount must be a count, at least the number of "
+            "entries in spec.refused",
+        )
 
 
 # The longest values the database stores for these SnapshotInfo fields (a Kubernetes name is
@@ -345,7 +563,7 @@ TEMPLATE_HINT = "; it looks like a Helm or Go template: render it first"
 YAML_FALLBACK_MAX = 1_000_000
 
 
-def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]:
+def _objects(filename: str, data: bytes) -> FileItems:
     """(where, object) for every object of a JSON file read whole, Lists expanded. Text that
     only starts like JSON (YAML flow style, a template) is read as YAML."""
     try:
@@ -364,15 +582,19 @@ def _objects(filename: str, data: bytes) -> Iterator[tuple[str, dict[str, Any]]]
             if len(body) > YAML_FALLBACK_MAX and "{{" not in text:
                 raise exc.error from None
             try:  # YAML flow style, and templates like "{{- if … }}", also start with "{"
-                return iter(list(_YamlStream(filename, data, None, len(data)).objects()))
+                items = list(_YamlStream(filename, data, None, len(data)).objects())
+                # A problem of an object read as YAML is the problem of the file: most likely
+                # it is JSON gone wrong (a trailing comma), which the JSON error points at.
+                for _, item in items:
+                    if isinstance(item, ObjectError):
+                        raise item
+                return iter(items)
             except BundleError as yaml_error:
                 raise (yaml_error if "{{" in text else exc.error) from None
     return _json_objects(filename, text, doc, checked)
 
 
-def _json_objects(
-    filename: str, text: str, doc: Any, checked: bool
-) -> Iterator[tuple[str, dict[str, Any]]]:
+def _json_objects(filename: str, text: str, doc: Any, checked: bool) -> FileItems:
     where = "document 1"
     # Parsed JSON holds only what _check_plain accepts (_json_document refuses NaN and huge
     # integers, and tells when a number was out of range), but for escaped surrogates: text
@@ -403,16 +625,30 @@ def _json_document(filename: str, body: str, comment_lines: int) -> tuple[Any, b
         return value
 
     try:
-        return json.loads(body, parse_constant=_refuse_constant, parse_float=number), not (
-            out_of_range
+        doc = json.loads(
+            body,
+            parse_constant=_refuse_constant,
+            parse_float=number,
+            object_pairs_hook=_unique_keys,
         )
+        return doc, not out_of_range
+    except _DuplicateKey:
+        at, key, first = _first_duplicate(body)
+        line, column = _line_column(body, at)
+        raise BundleError(
+            filename,
+            _json_duplicate(
+                "document 1", key, line + comment_lines, column, _line_column(body, first)[0]
+            ),
+        ) from None
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(body.rstrip()) or exc.msg.startswith("Unterminated string")
         raise _NotJson(
             BundleError(
                 filename,
                 f"{'truncated' if truncated else 'invalid'} JSON: {exc.msg} "
-                f"at line {exc.lineno + comment_lines} column {exc.colno}",
+                f"at line {exc.lineno + comment_lines} column {exc.colno}"
+                + _joined_hint(exc.msg, body, exc.pos),
             )
         ) from None
     except RecursionError:
@@ -425,6 +661,70 @@ def _json_document(filename: str, body: str, comment_lines: int) -> tuple[Any, b
 
 
 _JSON_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+class _DuplicateKey(Exception):
+    """A JSON object has a key twice (_first_duplicate finds where)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object_pairs_hook: the object, refused when it has a key twice (json itself
+    keeps the last value). Any hook makes json decode about half as slow again (a fifth of a
+    large bundle's parse time), so it checks every object of files read whole (at most
+    STREAM_OVER bytes), and of a stream the top-level object but its List items
+    (_JsonStream._object)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')
+_COLON = re.compile(r"[ \t\n\r]*:")
+
+
+def _first_duplicate(text: str, start: int = 0) -> tuple[int, str, int]:
+    """Where the first key given twice in one object of the JSON value at ``start`` in ``text``
+    is: its offset, the key, and the offset of its first occurrence. Only called once json
+    found one (so the text is JSON up to there)."""
+    stack: list[dict[str, int] | None] = []  # per open object its keys' offsets, None: array
+    for match in _JSON_TOKEN.finditer(text, start):
+        token = match.group()
+        if token == "{":
+            stack.append({})
+        elif token == "[":
+            stack.append(None)
+        elif token in "}]":
+            stack.pop()
+        elif stack and (keys := stack[-1]) is not None and _COLON.match(text, match.end()):
+            key = json.loads(token)
+            if key in keys:
+                return match.start(), key, keys[key]
+            keys[key] = match.start()
+    raise AssertionError("no key given twice")  # pragma: no cover - json found one
+
+
+def _line_column(text: str, at: int) -> tuple[int, int]:
+    """The line and column (from 1) of an offset in ``text``."""
+    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+
+
+def _json_duplicate(where: str, key: str, line: int, column: int, first: int) -> str:
+    return (
+        f"{where} has the key {_shown(key)[:100]!r} twice in one object (again at line {line} "
+        f"column {column}, first at line {first}): JSON readers keep only the last value, so "
+        "the first would be lost without a word; remove one of them"
+    )
+
+
+def _joined_hint(message: str, text: str, at: int) -> str:
+    """For JSON with more after its end that is JSON again: what it looks like."""
+    if message != "Extra data" or text[at : at + 1] not in ("{", "["):
+        return ""
+    return (
+        "; this is what two JSON files joined together look like (cat a.json b.json): "
+        "upload them as separate files"
+    )
 
 
 def _refuse_constant(name: str) -> Any:
@@ -559,7 +859,7 @@ class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml
     def _line(event: Any) -> int | str:
         return event.start_mark.line + 1 if event.start_mark else "?"
 
-    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def objects(self) -> FileItems:
         try:
             self.parser = _EventParser(self.text)
             found = yield from self._documents()
@@ -582,7 +882,7 @@ class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml
             problem = "the file is empty" if self.text.blank else "no Kubernetes objects found"
             raise BundleError(self.filename, problem)
 
-    def _documents(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _documents(self) -> FileItems:
         """The objects of every document; returns whether any document was not empty."""
         found = False
         self.get_event()  # stream start
@@ -674,6 +974,8 @@ class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml
                     raise yaml.constructor.ConstructorError(
                         "while constructing a mapping", marks[-1], "found unhashable key", mark
                     )
+                if value in top:
+                    raise self._duplicate(value, mark)
                 keys[-1] = value
             elif keys[-1] is _MERGE:
                 sources = value[::-1] if type(value) is list else [value]
@@ -690,6 +992,32 @@ class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml
                 top[keys[-1]] = value
                 keys[-1] = _NO_KEY
 
+    def _duplicate(self, key: Any, mark: Any) -> BundleError:
+        """The error for a key given twice in a mapping below the top of a document."""
+        line = mark.line + 1 if mark else "?"
+        return BundleError(
+            self.filename,
+            f"document {self.document} has the key {_shown(str(key))[:100]!r} twice in one "
+            f"mapping (again at line {line}): YAML keeps only the last value, so the first would "
+            "be lost without a word; remove one of them",
+        )
+
+    def flatten_mapping(self, node: Any) -> None:
+        """PyYAML's, for mappings with a tag of their own (!!map): a key given twice is refused
+        (as _build refuses it), before merge keys (<<) bring in theirs."""
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE_TAG:
+                continue
+            # "=" (the value key) is the string "=" (flatten_mapping makes it one)
+            is_value = key_node.tag == _VALUE_TAG
+            key = key_node.value if is_value else self.construct_object(key_node)
+            if isinstance(key, Hashable):
+                if key in seen:
+                    raise self._duplicate(key, key_node.start_mark)
+                seen.add(key)
+        super().flatten_mapping(node)
+
     def _scalar(self, event: Any) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
@@ -703,16 +1031,21 @@ class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         return self.construct_object(node)
 
-    def _mapping(self, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _mapping(self, where: str) -> FileItems:
         """A top-level mapping; its items one at a time when it is a List (as _JsonStream)."""
         head: dict[str, Any] = {}
         waiting: list[tuple[int, Any]] = []  # items without a kind, before the list's kind
         streamed = False
+        lines: dict[str, int | str] = {}  # the line of each key
         self.get_event()
         while not self.check_event(yaml.MappingEndEvent):
+            line = self._line(self.peek_event())
             key = self._value(where)
             if not isinstance(key, str):
                 raise BundleError(self.filename, f"{where} has a key that is not a string: {key!r}")
+            if key in lines:
+                raise BundleError(self.filename, _concatenated(where, key, line, lines[key]))
+            lines[key] = line
             items = self.peek_event()
             if (
                 key == "items"
@@ -750,9 +1083,7 @@ class _YamlStream(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml
         for position, item in waiting:
             yield from self._item(where, head, position, item)
 
-    def _item(
-        self, where: str, head: dict[str, Any], position: int, item: Any
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _item(self, where: str, head: dict[str, Any], position: int, item: Any) -> FileItems:
         kind = head.get("kind") if isinstance(head.get("kind"), str) else "List"
         yield from _expand(self.filename, where, {**head, "kind": kind, "items": [item]}, position)
 
@@ -762,14 +1093,24 @@ _YamlStream.add_constructor(
 )
 
 
-def _expand(
-    filename: str, where: str, item: Any, start: int = 1
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The objects of one item: itself, or those of a List (numbered from ``start``)."""
+def _concatenated(where: str, key: str, line: int | str, first: int | str) -> str:
+    """The problem of a key given twice at the top of a YAML document: the mark of two files
+    joined without `---` between them, the first file's objects about to be lost."""
+    return (
+        f"{where} has the key {_shown(key)[:100]!r} twice (again at line {line}, first at line "
+        f"{first}): YAML keeps only the last value, so what came before would be lost. This is "
+        "what two files joined without `---` between them look like (cat slices.yaml "
+        "claims.yaml): put a line `---` between them, or upload them as separate files"
+    )
+
+
+def _expand(filename: str, where: str, item: Any, start: int = 1) -> FileItems:
+    """The objects of one item: itself, or those of a List (numbered from ``start``); an
+    ObjectError in place of one that is not a valid object."""
     if not isinstance(item, dict):
-        raise BundleError(
-            filename, f"{where} is not a Kubernetes object (a {_type_name(item)}, not a mapping)"
-        )
+        what = f"a Kubernetes object (a {_type_name(item)}, not a mapping)"
+        yield where, ObjectError(filename, where, f"not {what}", problem=f"{where} is not {what}")
+        return
     kind = item.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(item.get("items"), list):
         # kubectl prints "List"; the API server prints typed lists ("ResourceSliceList")
@@ -780,32 +1121,50 @@ def _expand(
             if isinstance(sub, dict) and item_kind and "kind" not in sub:
                 sub = {"apiVersion": item.get("apiVersion"), "kind": item_kind, **sub}
             if isinstance(sub, dict) and isinstance(sub.get("items"), list):
-                raise BundleError(filename, f"{sub_where} is a list inside a list")
+                yield (
+                    sub_where,
+                    ObjectError(
+                        filename,
+                        sub_where,
+                        "a list inside a list",
+                        sub,
+                        problem=f"{sub_where} is a list inside a list",
+                    ),
+                )
+                continue
             yield from _expand(filename, sub_where, sub)
         return
-    _check_object(filename, where, item)
+    try:
+        _check_object(filename, where, item)
+    except ObjectError as exc:
+        yield where, exc
+        return
     yield where, item
 
 
 def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
+    """Raises ObjectError when ``obj`` is no object dradash can key: without kind, apiVersion,
+    metadata.name, or with names the API server refuses."""
+
+    def refuse(detail: str) -> ObjectError:
+        return ObjectError(filename, where, detail, obj)
+
     kind = obj.get("kind")
     if not isinstance(kind, str) or not kind:
-        raise BundleError(filename, f"{where} has no kind; is it a Kubernetes object?")
+        detail = "no kind; is it a Kubernetes object?"
+        raise ObjectError(filename, where, detail, obj, problem=f"{where} has {detail}")
     if "apiVersion" not in obj and kind in DEFAULT_API_VERSIONS:
         # Hand-written manifests sometimes omit it; these kinds have only one.
         obj["apiVersion"] = DEFAULT_API_VERSIONS[kind]
     if _CONTROL.search(kind) or len(kind) > MAX_NAME_LENGTH:
-        raise BundleError(filename, f"{where}: the kind {_shown(kind)[:100]} is not a kind")
+        raise refuse(f"the kind {_shown(kind)[:100]} is not a kind")
     if not isinstance(obj.get("apiVersion"), str) or not obj["apiVersion"]:
-        raise BundleError(filename, f"{where}: {kind} has no apiVersion")
+        raise refuse(f"{kind} has no apiVersion")
     if _CONTROL.search(obj["apiVersion"]) or len(obj["apiVersion"]) > MAX_NAME_LENGTH:
-        raise BundleError(
-            filename,
-            f"{where}: {kind} apiVersion {_shown(obj['apiVersion'])[:100]} is not an apiVersion",
-        )
+        raise refuse(f"{kind} apiVersion {_shown(obj['apiVersion'])[:100]} is not an apiVersion")
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
-        raise BundleError(filename, f"{where}: {kind} has no metadata")
+        raise refuse(f"{kind} has no metadata")
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         hint = (
@@ -813,35 +1172,28 @@ def _check_object(filename: str, where: str, obj: dict[str, Any]) -> None:
             if "generateName" in meta
             else ""
         )
-        raise BundleError(filename, f"{where}: {kind} has no metadata.name{hint}")
+        raise refuse(f"{kind} has no metadata.name{hint}")
     namespace = meta.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
-        raise BundleError(filename, f"{where}: {kind} {name}: metadata.namespace is not a string")
+        raise refuse(f"{kind} {name}: metadata.namespace is not a string")
     for part, value in (("name", name), ("namespace", namespace or "")):
         if _CONTROL.search(value):
-            raise BundleError(
-                filename,
-                f"{where}: {kind} {_shown(name)[:100]}: metadata.{part} has control characters",
-            )
+            raise refuse(f"{kind} {_shown(name)[:100]}: metadata.{part} has control characters")
         if "/" in value or "%" in value or value in (".", ".."):
             # The API server refuses these in every name (ValidatePathSegmentName): they
             # would not survive as one segment of a URL.
-            raise BundleError(
-                filename,
-                f"{where}: {kind} {_shown(name)[:100]}: metadata.{part} {_shown(value)[:100]} "
+            raise refuse(
+                f"{kind} {_shown(name)[:100]}: metadata.{part} {_shown(value)[:100]} "
                 "is not a valid Kubernetes name (it may not contain '/' or '%', nor be '.' or "
-                "'..')",
+                "'..')"
             )
         if len(value) > MAX_NAME_LENGTH:
-            raise BundleError(
-                filename,
-                f"{where}: {kind} {_shortened(name)}: metadata.{part} is {len(value):,} characters "
-                f"long, over the limit of {MAX_NAME_LENGTH}",
+            raise refuse(
+                f"{kind} {_shortened(name)}: metadata.{part} is {len(value):,} characters "
+                f"long, over the limit of {MAX_NAME_LENGTH}"
             )
     if "{{" in name or "{{" in (namespace or ""):
-        raise BundleError(
-            filename, f"{where}: {kind} {name!r} has a template placeholder{TEMPLATE_HINT}"
-        )
+        raise refuse(f"{kind} {name!r} has a template placeholder{TEMPLATE_HINT}")
 
 
 def _check_plain(filename: str, where: str, doc: Any, *, surrogates: bool = False) -> None:
@@ -983,6 +1335,12 @@ class _JsonStream:
         self.column = 0  # characters before buf[0] on that line
         self.out_of_range: list[str] = []
         self.json = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=self._number)
+        # For the values of the top-level object but its List items: keys given twice refused.
+        self.unique_json = json.JSONDecoder(
+            parse_constant=_refuse_constant,
+            parse_float=self._number,
+            object_pairs_hook=_unique_keys,
+        )
         self._feed(head)
 
     def _number(self, literal: str) -> float:
@@ -1028,6 +1386,11 @@ class _JsonStream:
             if not self._more():
                 return ""
 
+    def _here(self, at: int | None = None) -> tuple[int, int]:
+        """The line and column (from 1) in the file of an offset in buf (the current one)."""
+        line, column = _line_column(self.buf, self.pos if at is None else at)
+        return self.line + line - 1, column + (self.column if line == 1 else 0)
+
     def _error(self, exc: json.JSONDecodeError) -> BundleError:
         truncated = self.eof and (
             exc.pos >= len(self.buf.rstrip()) or exc.msg.startswith("Unterminated string")
@@ -1037,18 +1400,25 @@ class _JsonStream:
         return BundleError(
             self.filename,
             f"{'truncated' if truncated else 'invalid'} JSON: {exc.msg} "
-            f"at line {line} column {column}",
+            f"at line {line} column {column}" + _joined_hint(exc.msg, self.buf, exc.pos),
         )
 
-    def _value(self, where: str) -> Any:
-        """Decode the value at the current position, reading more until it is whole."""
+    def _value(self, where: str, *, unique: bool = False) -> Any:
+        """Decode the value at the current position, reading more until it is whole; with
+        ``unique``, refuse an object in it that has a key twice."""
         size = _CHUNK
+        decoder = self.unique_json if unique else self.json
         while True:
             self._skip()
             start = self.pos
             del self.out_of_range[:]
             try:
-                value, end = self.json.raw_decode(self.buf, start)
+                value, end = decoder.raw_decode(self.buf, start)
+            except _DuplicateKey:
+                at, key, first = _first_duplicate(self.buf, start)
+                line, column = self._here(at)
+                problem = _json_duplicate(where, key, line, column, self._here(first)[0])
+                raise BundleError(self.filename, problem) from None
             except json.JSONDecodeError as exc:
                 if self._more(size):
                     size *= 2
@@ -1080,7 +1450,7 @@ class _JsonStream:
         message = "Expecting value" if chars == "{[" else f"Expecting {chars[0]!r} delimiter"
         raise self._error(json.JSONDecodeError(message, self.buf, self.pos))
 
-    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def objects(self) -> FileItems:
         where = "document 1"
         while self._skip() == "#":  # leading comment lines
             while "\n" not in self.buf[self.pos :] and self._more():
@@ -1105,15 +1475,18 @@ class _JsonStream:
             exc = json.JSONDecodeError("Extra data", self.buf, self.pos)
             raise self._error(exc)
 
-    def _object(self, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _object(self, where: str) -> FileItems:
         """A top-level object; its items, when it is a List, one at a time."""
         head: dict[str, Any] = {}
         streamed = 0
         waiting: list[dict[str, Any]] = []  # items without a kind, before the list's kind
+        lines: dict[str, int] = {}  # the line of each key
         if self._skip() == "}":
             self.pos += 1
         else:
             while True:
+                self._skip()
+                line, column = self._here()
                 key = self._value(where)
                 if not isinstance(key, str):
                     raise self._error(
@@ -1121,6 +1494,10 @@ class _JsonStream:
                             "Expecting property name enclosed in double quotes", self.buf, self.pos
                         )
                     )
+                if key in lines:
+                    problem = _json_duplicate(where, key, line, column, lines[key])
+                    raise BundleError(self.filename, problem)
+                lines[key] = line
                 self._expect(":")
                 if key == "items" and self._skip() == "[" and "items" not in head:
                     self.pos += 1
@@ -1142,10 +1519,10 @@ class _JsonStream:
                                 break
                         head["items"] = None  # streamed
                 else:
-                    head[key] = self._value(where)
+                    head[key] = self._value(where, unique=True)
                 if self._expect(",}") == "}":
                     break
-        if head.get("items") is None and "items" in head:
+        if streamed:  # (not "items": null, which is no list)
             kind = head.get("kind")
             if not (isinstance(kind, str) and kind.endswith("List")):
                 raise BundleError(
@@ -1157,9 +1534,7 @@ class _JsonStream:
             return
         yield from _expand(self.filename, where, head)
 
-    def _item(
-        self, head: dict[str, Any], position: int, item: Any
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _item(self, head: dict[str, Any], position: int, item: Any) -> FileItems:
         kind = head.get("kind") if isinstance(head.get("kind"), str) else "List"
         yield from _expand(
             self.filename, "document 1", {**head, "kind": kind, "items": [item]}, position

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dradash.dra import analysis, concerns, diagnosis, findings
-from dradash.dra.bundle import Source, kind_statuses, parse_bundle
+from dradash.dra.bundle import Source, check_usable, kind_statuses, parse_bundle
 from dradash.dra.cel.dialect import NEWEST
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
@@ -79,6 +79,7 @@ def load(
     """The snapshot the files make together (one import), judged by ``version`` and with
     ``gates`` over the bundle's own (SnapshotInfo). Raises BundleError."""
     bundle = parse_bundle(files, max_bytes=max_bytes)
+    check_usable(bundle)
     info = bundle.info
     counts = Counter(key[0] for key in bundle.objects)
     meta = SnapshotMeta(

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from dradash.api import BaseApi
+from dradash.dra.bundle import MAX_REFUSED
 from dradash.pagination import ListPage, page_parameters
 from dradash.snapshots.forms import (
     UploadForm,
@@ -21,6 +22,15 @@ from dradash.snapshots.forms import (
 from dradash.snapshots.models import SnapshotRun
 from dradash.snapshots.selectors import snapshot_list
 from dradash.snapshots.services import UploadRefused, upload_limits_check, upload_run_create
+
+
+class RefusedSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    location = serializers.CharField(help_text='where in the file, e.g. "document 1, List item 3"')
+    kind = serializers.CharField(help_text='"" when it could not be read')
+    namespace = serializers.CharField(help_text='"" for cluster objects or when not readable')
+    name = serializers.CharField(help_text='"" when it could not be read')
+    problem = serializers.CharField()
 
 
 class SnapshotOutputSerializer(serializers.Serializer):
@@ -39,6 +49,15 @@ class SnapshotOutputSerializer(serializers.Serializer):
     missing_kinds = serializers.ListField(child=serializers.CharField())
     object_count = serializers.IntegerField()
     ignored = serializers.DictField(child=serializers.IntegerField())
+    refused = RefusedSerializer(
+        many=True,
+        help_text="Invalid objects left out of the import (upload or import_bundle with "
+        f"skip invalid objects), the first {MAX_REFUSED:,}; [] for others",
+    )
+    refused_count = serializers.IntegerField(
+        help_text="How many invalid objects were left out in all (refused lists at most "
+        f"{MAX_REFUSED:,})"
+    )
     feature_gates = serializers.DictField(
         child=serializers.BooleanField(),
         help_text="Feature gates the snapshot states (SnapshotInfo featureGates), judged by "
@@ -130,6 +149,16 @@ class UploadOutputSerializer(serializers.Serializer):
         help_text='Why the snapshot was stored in another cluster than the one asked for, or ""'
     )
     error = serializers.CharField(help_text="why it failed; empty unless status is failed")
+    skip_invalid = serializers.BooleanField(
+        help_text="whether invalid objects are left out (and listed) instead of refusing the bundle"
+    )
+    refused = serializers.IntegerField(
+        source="snapshot.refused_count",
+        allow_null=True,
+        default=None,
+        help_text="how many invalid objects were left out, once the snapshot is stored (its "
+        "refused lists them)",
+    )
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
@@ -145,6 +174,13 @@ class _Refused(exceptions.APIException):
 
 class UploadCreateApi(BaseApi):
     parser_classes = [MultiPartParser]
+
+    class InputSerializer(serializers.Serializer):
+        skip_invalid = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text=UploadForm.base_fields["skip_invalid"].help_text,
+        )
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         # Before authentication, whose CSRF check reads a session's form body.
@@ -172,6 +208,12 @@ class UploadCreateApi(BaseApi):
                         "type": "string",
                         "description": UploadForm.base_fields["cluster"].help_text,
                     },
+                    "skip_invalid": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": UploadForm.base_fields["skip_invalid"].help_text
+                        + " The snapshot's refused lists them.",
+                    },
                 },
                 "required": ["files"],
             }
@@ -184,14 +226,20 @@ class UploadCreateApi(BaseApi):
         form = UploadForm(request.POST, request.FILES)
         if (refused := upload_size_exceeded(request._request)) is not None:
             raise refused
-        if not form.is_valid():
+        options = self.InputSerializer(data=request.POST)
+        valid = [form.is_valid(), options.is_valid()]  # both: each says what is wrong
+        if not all(valid):
             errors = form.errors.get_json_data()
             raise exceptions.ValidationError(
                 {field: [e["message"] for e in found] for field, found in errors.items()}
+                | {field: [str(e) for e in found] for field, found in options.errors.items()}
             )
         files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
         run = upload_run_create(
-            files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
+            files=files,
+            cluster_name=form.cleaned_data["cluster"],
+            user=request.user,
+            skip_invalid=options.validated_data["skip_invalid"],
         )
         # Without a broker the import has run already.
         run = SnapshotRun.objects.select_related("snapshot__cluster").get(pk=run.pk)

@@ -40,6 +40,13 @@ class UploadForm(forms.Form):
         validators=[cluster_name_validator],
         help_text="Cluster name. Empty: the bundle's SnapshotInfo, or “imported”.",
     )
+    skip_invalid = forms.BooleanField(
+        required=False,
+        label="Skip invalid objects",
+        help_text="Import the valid objects and list the invalid ones on the snapshot, instead "
+        "of refusing the whole bundle. A file that cannot be read (broken JSON or YAML, a key "
+        "given twice, over the size limit) still stops the import.",
+    )
 
     def clean_files(self) -> list[UploadedFile]:
         files: list[UploadedFile] = self.cleaned_data["files"]

@@ -44,6 +44,11 @@ class Snapshot(models.Model):
     object_count = models.PositiveIntegerField(default=0)
     # Objects of kinds dradash does not read: {"apps/v1 Deployment": 2}.
     ignored = models.JSONField(default=dict, blank=True)
+    # Invalid objects left out of an import with "skip invalid objects": the first
+    # MAX_REFUSED, each {"file", "location", "kind", "namespace", "name", "problem"} ("" where
+    # not readable; dradash.dra.bundle.refused_entry), and how many there were in all.
+    refused = models.JSONField(default=list, blank=True)
+    refused_count = models.PositiveIntegerField(default=0)
     # Feature gates the snapshot states (SnapshotInfo featureGates); judged by, besides the
     # version's defaults.
     feature_gates = models.JSONField(default=dict, blank=True)
@@ -133,6 +138,9 @@ class SnapshotRun(models.Model):
     attempt = models.PositiveSmallIntegerField(default=1)
     # An upload's files, all together: what counts against its user's bytes per hour.
     upload_bytes = models.PositiveBigIntegerField(default=0)
+    # An upload that imports the valid objects and lists the invalid ones (Snapshot.refused)
+    # instead of refusing the bundle.
+    skip_invalid = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

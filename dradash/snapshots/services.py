@@ -27,10 +27,14 @@ from django.utils.dateparse import parse_datetime
 from dradash.analysis.services import analysis_request
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import (
+    MAX_COUNT,
+    MAX_REFUSED,
     PROBLEM_STATUSES,
+    REFUSED_FIELDS,
     Bundle,
     BundleError,
     Source,
+    check_usable,
     kind_statuses,
     parse_bundle,
     write_bundle_json,
@@ -389,6 +393,8 @@ def _snapshot_create(
     ignored: dict[str, int] | None,
     captured_at_known: bool = True,
     feature_gates: dict[str, bool] | None = None,
+    refused: list[dict[str, str]] | None = None,
+    refused_count: int = 0,
 ) -> Snapshot:
     """The Snapshot row for objects whose blobs are stored (inside the storing transaction).
 
@@ -408,6 +414,8 @@ def _snapshot_create(
         object_count=sum(counts.values()),
         ignored=dict(ignored or {}),
         feature_gates=dict(feature_gates or {}),
+        refused=list(refused or []),
+        refused_count=refused_count,
         members=members.pack(blob_ids),
     )
     analysis_request(snapshot)  # the analyse task runs once this transaction commits
@@ -487,11 +495,15 @@ def bundle_import(
     source: str = Snapshot.Source.IMPORT,
     validate: bool = True,
     uploader: Any = None,
+    skip_invalid: bool = False,
 ) -> Snapshot:
     """Parse bundle files and store them as one snapshot, object by object as they are read.
 
     Files are bytes or binary file objects (read as a stream: a large JSON bundle is never all in
-    memory, see parse_bundle). Raises BundleError, and then stores nothing.
+    memory, see parse_bundle). Raises BundleError, and then stores nothing; so does a bundle
+    with objects but none dradash reads (check_usable). With ``skip_invalid``, invalid objects
+    are left out and recorded in ``Snapshot.refused`` instead (a file that cannot be read still
+    refuses the bundle).
 
     The snapshot goes to the cluster named by ``cluster_name``, else by the bundle's
     SnapshotInfo, else "imported". Without ``uploader`` that is an operator's import, trusted
@@ -508,8 +520,10 @@ def bundle_import(
             max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES,
             on_object=sink.add,
             validate=validate,
+            skip_invalid=skip_invalid,
         )
         sink.flush()
+        check_usable(bundle)
         info = bundle.info
         captured_at = _captured_at(bundle)
         ignored = Counter(info.get("ignored") or {})
@@ -532,9 +546,25 @@ def bundle_import(
             ignored=dict(ignored),
             captured_at_known=bool(info.get("capturedAt")),
             feature_gates=info.get("featureGates"),
+            **_refused(info, bundle),
         )
         snapshot.notice = notice  # type: ignore[attr-defined]
         return snapshot
+
+
+def _refused(info: dict[str, Any], bundle: Bundle) -> dict[str, Any]:
+    """Snapshot.refused and refused_count: those the bundle's SnapshotInfo records (an export of
+    a snapshot that had some), then those left out now."""
+    before = [
+        {name: entry.get(name, "") for name in REFUSED_FIELDS}
+        for entry in info.get("refused") or []
+    ]
+    count = info.get("refusedCount")
+    count = len(before) if count is None else count
+    return {
+        "refused": (before + bundle.refused)[:MAX_REFUSED],
+        "refused_count": min(count + bundle.refused_count, MAX_COUNT),
+    }
 
 
 # Capture times outside these years are mistakes, and some cannot be read back from PostgreSQL
@@ -604,6 +634,12 @@ def snapshot_info(snapshot: Snapshot) -> dict[str, Any]:
         },
         "ignored": snapshot.ignored,
         "featureGates": snapshot.feature_gates,
+        # Only when some were refused: exports of other snapshots stay as they were.
+        **(
+            {"refused": snapshot.refused, "refusedCount": snapshot.refused_count}
+            if snapshot.refused_count
+            else {}
+        ),
     }
 
 
@@ -836,9 +872,14 @@ def _size(data: bytes | Any) -> int:
 
 @transaction.atomic
 def upload_run_create(
-    *, files: Sequence[tuple[str, bytes | Any]], cluster_name: str, user: Any = None
+    *,
+    files: Sequence[tuple[str, bytes | Any]],
+    cluster_name: str,
+    user: Any = None,
+    skip_invalid: bool = False,
 ) -> SnapshotRun:
-    """Queue an upload run for files given as bytes or as binary file objects (read in chunks).
+    """Queue an upload run for files given as bytes or as binary file objects (read in chunks);
+    with ``skip_invalid`` it leaves invalid objects out (bundle_import).
 
     Raises UploadRefused, and then stores nothing, when the user is over the upload limits
     (upload_limits_check)."""
@@ -851,7 +892,10 @@ def upload_run_create(
                 )
         upload_limits_check(user=user, size=sum(_size(data) for _, data in files))
     run = SnapshotRun.objects.create(
-        kind=SnapshotRun.Kind.UPLOAD, cluster_name=cluster_name, requested_by=user
+        kind=SnapshotRun.Kind.UPLOAD,
+        cluster_name=cluster_name,
+        requested_by=user,
+        skip_invalid=skip_invalid,
     )
     for filename, data in files:
         stream = io.BytesIO(data) if isinstance(data, bytes | bytearray) else data
@@ -961,6 +1005,7 @@ def upload_run_process(run_id: int) -> None:
             cluster_name=run.cluster_name or None,
             source=Snapshot.Source.UPLOAD,
             uploader=run.requested_by,
+            skip_invalid=run.skip_invalid,
         )
     except BundleError as exc:
         _run_finish(run, error=str(exc))

@@ -15,6 +15,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from dradash.analysis.models import SnapshotAnalysis
 from dradash.analysis.selectors import stuck_pods, top_findings
 from dradash.analysis.views import analysed
+from dradash.dra.words import plural
 from dradash.htmx import HtmxHttpRequest, template_for
 from dradash.middleware import limits_own_body
 from dradash.snapshots.forms import (
@@ -129,7 +130,10 @@ def _upload(request: HtmxHttpRequest) -> HttpResponse:
             files = [(f.name or "upload", f) for f in form.cleaned_data["files"]]
             try:
                 run = upload_run_create(
-                    files=files, cluster_name=form.cleaned_data["cluster"], user=request.user
+                    files=files,
+                    cluster_name=form.cleaned_data["cluster"],
+                    user=request.user,
+                    skip_invalid=form.cleaned_data["skip_invalid"],
                 )
             except UploadRefused as exc:
                 return _refused(request, exc)
@@ -155,6 +159,12 @@ def _imported(request: HtmxHttpRequest, run: SnapshotRun) -> bool:
     messages.success(request, f"Upload #{run.pk} imported as snapshot #{run.snapshot_id}.")
     if run.notice:
         messages.warning(request, run.notice)
+    if run.snapshot and (refused := run.snapshot.refused_count):
+        messages.warning(
+            request,
+            f"{plural(refused, 'invalid object')} {'was' if refused == 1 else 'were'} left out; "
+            "“Refused” under “About this snapshot” says which and why.",
+        )
     return True
 
 

@@ -74,3 +74,18 @@ def test_streamed_items_of_something_that_is_not_a_list_are_refused() -> None:
         assert "has items but is a Pod, not a List" in str(exc)
     else:
         raise AssertionError("not refused")
+
+
+def test_a_list_whose_items_are_null_is_refused_streamed_as_read_whole() -> None:
+    """ "items": null is no list: the List is an object of its own, without a name (streamed,
+    it was taken for an empty List)."""
+    data = json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": None}).encode()
+
+    for stream in (True, False):
+        source: Any = io.BytesIO(data) if stream else data
+        try:
+            parse_bundle([("f.json", source)], max_bytes=10**8, stream_over=0 if stream else 10**9)
+        except BundleError as exc:
+            assert str(exc) == "f.json: document 1: List has no metadata.name"
+        else:
+            raise AssertionError(f"not refused (stream={stream})")

@@ -7,6 +7,7 @@ import io
 import json
 import math
 import tracemalloc
+from collections.abc import Hashable
 from typing import Any
 
 import pytest
@@ -18,8 +19,26 @@ from dradash.dra.bundle import BundleError, parse_bundle
 from tests.fuzz.strategies import SPECIAL_INPUTS, fuzz_settings, mutated_documents
 
 
+class KeyTwice(ValueError):
+    pass
+
+
 class WholeFile(yaml.CSafeLoader):
-    """The safe loader, timestamps kept as text (as dradash keeps them)."""
+    """The safe loader, timestamps kept as text (as dradash keeps them), refusing a key given
+    twice in one mapping (merge keys aside), which dradash refuses where the loader keeps the
+    last value."""
+
+    def flatten_mapping(self, node: Any) -> None:
+        keys = [
+            # "=" is the string "=" (flatten_mapping makes it one)
+            key.value if key.tag == "tag:yaml.org,2002:value" else self.construct_object(key)
+            for key, _ in node.value
+            if key.tag != "tag:yaml.org,2002:merge"
+        ]
+        hashable = [key for key in keys if isinstance(key, Hashable)]
+        if len(set(hashable)) != len(hashable):
+            raise KeyTwice
+        super().flatten_mapping(node)
 
 
 WholeFile.add_constructor(
@@ -48,8 +67,8 @@ def plain(value: Any) -> bool:
 
 def whole_file(data: bytes) -> list[Any] | None:
     """The file's objects as the safe loader reads it whole (its non-empty documents, a
-    top-level sequence's items), or None when it refuses the file, the file has aliases, or a
-    value JSON cannot hold."""
+    top-level sequence's items), or None when it refuses the file, the file has aliases, a key
+    twice in one mapping, or a value JSON cannot hold."""
     try:
         text = data.decode("utf-8-sig")
         if any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=WholeFile)):
@@ -68,12 +87,19 @@ YAML_CASES = [
     b"apiVersion: v1\nkind: Pod\nmetadata:\n  <<: [{name: q}, {name: r, namespace: s}]\n",
     b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {x: [yes, no, on, 0x1f, 1_000, ~]}\n",
     b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {'=': 1, x: 2001-12-14}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {=: 1, x: 2}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: !!map {=: 1, '=': 2}\n",
     b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: !!map {x: !!str 1, y: !!int '2'}\n",
     b"apiVersion: v1\nitems:\n- kind: Pod\n  metadata: {name: a}\n- metadata: {name: b}\n"
     b"kind: PodList\n",
     b"items:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\nkind: List\n---\n"
     b"- apiVersion: v1\n  kind: Pod\n  metadata: {name: b}\n",
     b"apiVersion: v1\nkind: Pod\nmetadata: &m {name: p}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: {name: p, name: q}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: {name: p, <<: {name: q, namespace: s}}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: {name: p, <<: {namespace: q, namespace: s}}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: !!map {name: p, name: q}\n",
+    b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\napiVersion: v1\nkind: Pod\n",
 ]
 
 

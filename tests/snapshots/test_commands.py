@@ -42,6 +42,7 @@ def snapshot_contents(snapshot: Snapshot) -> dict[str, object]:
         "api_versions": snapshot.api_versions,
         "kinds": snapshot.kinds,
         "ignored": snapshot.ignored,
+        "refused": (snapshot.refused, snapshot.refused_count),
         "object_count": snapshot.object_count,
         "objects": sorted(
             snapshot_objects(

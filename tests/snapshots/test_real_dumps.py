@@ -2,7 +2,9 @@
 
 Each file's import result and device count follow the INDEX's "allocator devices" column: the
 devices in current-generation, complete pools of slices the API server would accept, as
-``GET /api/v1/snapshots/{id}/devices`` reports them after ``import_bundle FILE``.
+``GET /api/v1/snapshots/{id}/devices`` reports them after ``import_bundle FILE``. The two
+classic-DRA (v1alpha2) dumps have no object dradash reads: they are refused, saying why
+(issue 27), where they once made empty snapshots.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from dradash.dra.bundle import BundleError
+from dradash.dra.bundle import EXPORT_COMMAND, BundleError
 from dradash.snapshots.models import ObjectBlob, Snapshot
 from dradash.snapshots.services import bundle_import
 from tests.stored import import_analysed
@@ -32,10 +34,15 @@ IMPORTED = {
     "intel__doc-gaudi-USAGE__v1alpha3-gaudi2-resourceslice.yaml": (3, 0),
     "intel__doc-gpu-USAGE__v1alpha3-arc-a770-resourceslice.yaml": (1, 0),
     "dra-example-driver__README__v1alpha3-resourceslice-list.yaml": (8, 0),
-    "dra-example-driver__README__v1alpha2-resourceslice-list.yaml": (0, 1),
     "nvidia-gpu-issue-149__v1alpha3-resourceslice-list-devices-null.yaml": (0, 0),
-    "k8s-issue-126346__v1alpha2-user-resourceslice.yaml": (0, 1),
     "rocm-blogs__dra-gpu__resourceclaim-allocated.yaml": (0, 0),
+}
+# file -> what it holds: only classic DRA (resource.k8s.io/v1alpha2), which dradash does not read
+CLASSIC = {
+    "dra-example-driver__README__v1alpha2-resourceslice-list.yaml": "1 × resource.k8s.io/"
+    "v1alpha2 ResourceSlice",
+    "k8s-issue-126346__v1alpha2-user-resourceslice.yaml": "1 × resource.k8s.io/v1alpha2 "
+    "ResourceSlice",
 }
 # file -> the field the API server refuses, named in the import's error
 REFUSED = {
@@ -59,7 +66,7 @@ def test_every_real_dump_has_an_expectation() -> None:
     files = {p.name for p in DUMPS.iterdir() if p.suffix == ".yaml"}
 
     assert len(files) == 17
-    assert files == set(IMPORTED) | set(REFUSED)
+    assert files == set(IMPORTED) | set(REFUSED) | set(CLASSIC)
 
 
 @pytest.mark.django_db
@@ -71,6 +78,7 @@ def test_real_dump_imports_with_its_device_count(name: str, api_client: Any) -> 
 
     assert len(api(api_client, "api-devices", snapshot)) == devices
     assert sum(snapshot.ignored.values()) == ignored
+    assert snapshot.refused == [] and snapshot.refused_count == 0
 
 
 @pytest.mark.django_db
@@ -83,6 +91,56 @@ def test_real_dump_the_api_server_refuses_is_refused_naming_the_field(name: str)
     assert REFUSED[name] in str(caught.value)
     assert not Snapshot.objects.exists()
     assert not ObjectBlob.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(CLASSIC))
+@pytest.mark.parametrize("skip_invalid", [False, True])
+def test_a_classic_dra_dump_is_refused_saying_what_to_export_instead(
+    name: str, skip_invalid: bool
+) -> None:
+    with pytest.raises(BundleError) as caught:
+        bundle_import(files=[dump(name)], cluster_name="real", skip_invalid=skip_invalid)
+
+    error = caught.value
+    assert error.filename == name
+    assert error.problem.startswith("no object in the bundle is one dradash reads")
+    assert f"Ignored: {CLASSIC[name]} (classic DRA)" in error.problem
+    assert "API of classic DRA (Kubernetes 1.30 and earlier)" in error.problem
+    assert "replaced it in Kubernetes 1.31, and 1.32 removed it" in error.problem
+    assert "dradash reads resource.k8s.io/v1, v1beta2, v1beta1 and v1alpha3" in error.problem
+    assert f"1.31 or later: {EXPORT_COMMAND}" in error.problem
+    assert not Snapshot.objects.exists()
+    assert not ObjectBlob.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_real_dump_the_api_server_refuses_is_left_out_with_skip_invalid(
+    name: str, api_client: Any
+) -> None:
+    """With the DeviceClass of another dump beside it: the class is imported, the slice listed
+    as refused with the field the API server refuses; alone, nothing is left to import."""
+    with pytest.raises(BundleError) as caught:
+        bundle_import(files=[dump(name)], cluster_name="real", skip_invalid=True)
+    assert "no object in the bundle is one dradash reads" in caught.value.problem
+    assert "Refused as invalid: 1 object" in caught.value.problem
+    assert REFUSED[name] in caught.value.problem
+
+    snapshot = import_analysed(
+        files=[dump(name), dump("spyre__helm__deviceclass.yaml")],
+        cluster_name="real",
+        skip_invalid=True,
+    )
+
+    assert snapshot.object_count == 1
+    assert snapshot.refused_count == 1
+    (entry,) = snapshot.refused
+    assert entry["file"] == name
+    assert entry["location"].startswith("document 1")
+    assert entry["kind"] == "ResourceSlice"
+    assert REFUSED[name] in entry["problem"]
+    assert api(api_client, "api-snapshot-detail", snapshot)["refused"] == [entry]
 
 
 @pytest.mark.django_db

@@ -14,12 +14,19 @@ from dradash.snapshots.services import bundle_import
 class Command(BaseCommand):
     help = (
         "Import bundle files (kubectl get … -o json|yaml output, JSON arrays, YAML streams) "
-        "as one snapshot. Nothing is stored if any file is bad."
+        "as one snapshot. Nothing is stored if any file is bad, or (without --skip-invalid) "
+        "any object is invalid."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--cluster", help="cluster name (default: the bundle's SnapshotInfo)")
+        parser.add_argument(
+            "--skip-invalid",
+            action="store_true",
+            help="import the valid objects and list the invalid ones (recorded on the snapshot) "
+            "instead of refusing the bundle; a file that cannot be read still refuses it",
+        )
         parser.add_argument(
             "--json", action="store_true", help="end with one JSON line describing the result"
         )
@@ -39,18 +46,25 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"{name}: cannot read: {exc.strerror}") from None
         try:
-            snapshot = bundle_import(files=files, cluster_name=options["cluster"])
+            snapshot = bundle_import(
+                files=files, cluster_name=options["cluster"], skip_invalid=options["skip_invalid"]
+            )
         except BundleError as exc:
             raise CommandError(str(exc)) from None
         ignored = sum(snapshot.ignored.values())
+        refused = snapshot.refused_count
         self.stdout.write(
             f"Imported snapshot {snapshot.pk} of cluster {snapshot.cluster.name}: "
             f"{snapshot.object_count} objects"
             + (f", {ignored} ignored ({', '.join(sorted(snapshot.ignored))})" if ignored else "")
+            + (f", {refused} refused as invalid (left out)" if refused else "")
         )
+        for entry in snapshot.refused:
+            self.stdout.write(f"Refused: {entry['file']}, {entry['location']}: {entry['problem']}")
+        if refused > len(snapshot.refused):
+            self.stdout.write(f"… and {refused - len(snapshot.refused)} more refused")
         if options["json"]:
-            self.stdout.write(
-                json.dumps(
-                    {"snapshot": snapshot.pk, "objects": snapshot.object_count, "ignored": ignored}
-                )
-            )
+            result = {"snapshot": snapshot.pk, "objects": snapshot.object_count, "ignored": ignored}
+            if options["skip_invalid"]:  # the line is a contract: more only when asked for
+                result["refused"] = refused
+            self.stdout.write(json.dumps(result))
