@@ -2,8 +2,9 @@
 
 It reads bundles from files or standard input and prints the same verdict as the object's page,
 with the pure core only: no database, no Django settings, no server. Exit status: 0 when the
-object is healthy, 1 for any other stage, 2 when the input is unusable or the object is not in
-it.
+object is healthy, 1 for any other stage, 2 when the input is unusable, the object is not in
+it, or the input cannot say whether it is stuck (a claim of a bundle without Pods: its verdict
+is unknown, and the text says which kinds to add).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from contextlib import ExitStack
 from typing import Any, BinaryIO
 
 EXIT_HEALTHY, EXIT_STUCK, EXIT_UNUSABLE = 0, 1, 2
+# No verdict the input can prove: like unusable input, no answer (the verdict is printed).
+EXIT_UNKNOWN = EXIT_UNUSABLE
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024  # as import_bundle's DRADASH_BUNDLE_MAX_BYTES
 
 EPILOG = """\
@@ -24,7 +27,8 @@ examples:
     deviceclasses -A -o json | dradash why pod ml/trainer-0 -f -
   dradash why claim ml/trainer-0-gpu-7x2kq -f bundle.json -f more.yaml --json
 
-exit status: 0 healthy, 1 stuck at any other stage, 2 unusable input or no such object
+exit status: 0 healthy, 1 stuck at any other stage, 2 unusable input, no such object, or
+  unknown (the input lacks the kinds that would say, e.g. a claim without its Pods)
 """
 
 
@@ -130,7 +134,9 @@ def why(args: argparse.Namespace) -> int:
         )
         sys.stdout.write(core.render(verdict, colour=colour))
     sys.stdout.flush()
-    return EXIT_HEALTHY if verdict.healthy else EXIT_STUCK
+    if verdict.healthy:
+        return EXIT_HEALTHY
+    return EXIT_UNKNOWN if verdict.unknown else EXIT_STUCK
 
 
 def _fail(message: str) -> int:

@@ -331,7 +331,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Names for enums that would otherwise get a hash suffix ("SeverityDfeEnum").
     "ENUM_NAME_OVERRIDES": {
-        "VerdictSeverityEnum": ["ok", "warning", "error"],
+        "VerdictSeverityEnum": ["ok", "warning", "error", "unknown"],
         "GangMemberStateEnum": ["scheduled", "waiting", "fits", "does-not-fit", "unknown", "basic"],
         "EvictionStateEnum": ["evicted", "would-evict", "due", "tolerated"],
         "DeviceStatusEnum": ["allocated", "unusable", "tainted", "free"],

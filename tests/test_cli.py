@@ -104,6 +104,40 @@ def test_a_claim_is_judged_as_its_page_judges_it(bundle, no_django) -> None:
     assert "[info] shared-claim" in text
 
 
+REAL_DUMPS = CHECKOUT / "tests" / "fixtures" / "real-dumps"
+
+
+@pytest.mark.parametrize(
+    ("files", "ref"),
+    [
+        (["rocm-blogs__dra-gpu__resourceclaim-allocated.yaml"], "gpu-test/pod1-gpu-7j2k4"),
+        (
+            [
+                "cncf-ai-conformance__v1.36-vks__resourceclaims-allocated.yaml",
+                "cncf-ai-conformance__v1.36-vks__vgpu-a100-10c-resourceslices.yaml",
+            ],
+            "gpu-test1/dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk",
+        ),
+    ],
+)
+def test_a_claim_of_a_bundle_without_pods_is_unknown_and_exits_2(
+    no_django, files: list[str], ref: str
+) -> None:
+    """Issue 27: real dumps of claims without their Pods. Neither healthy nor stuck: the
+    verdict is printed, says which kind to add, and the exit status is 2."""
+    args = [arg for name in files for arg in ("-f", str(REAL_DUMPS / name))]
+    result = run("why", "claim", ref, *args, no_django=no_django)
+    assert result.returncode == 2, result.stderr.decode()
+    lines = result.stdout.decode().splitlines()
+    assert lines[1] == "unknown (consumers-unknown): allocated-not-bound so far; missing Pods"
+    assert "✗" not in lines[2]
+    assert "the snapshot has no pods, so whether a Pod uses it is unknown" in lines[4]
+    assert "kubectl get pods -A -o json > pods.json" in result.stdout.decode()
+    assert result.stderr == b""
+    body = json.loads(run("why", "claim", ref, *args, "--json", no_django=no_django).stdout)
+    assert (body["severity"], body["unknown"]) == ("unknown", ["Pod"])
+
+
 def test_colour_on_request_and_never_with_no_color(bundle, no_django) -> None:
     args = ("why", "pod", "llm-eval/eval-h200", "-f", "-")
     coloured = run(*args, "--color", "always", stdin=bundle, no_django=no_django)
@@ -207,6 +241,8 @@ def test_json_is_the_diagnosis_apis_json(bundle, no_django) -> None:
     assert set(body) == {
         "stage",
         "reason",
+        "severity",
+        "unknown",
         "summary",
         "evidence",
         "next_steps",
@@ -215,6 +251,7 @@ def test_json_is_the_diagnosis_apis_json(bundle, no_django) -> None:
         "history",
     }
     assert (body["stage"], body["reason"]) == ("claim-unallocated", "no-matching-devices")
+    assert (body["severity"], body["unknown"]) == ("error", [])
     assert body["chain"]["pod"]["name"] == "eval-h200"
     assert body["history"] == []
 
@@ -375,7 +412,8 @@ def test_json_equals_the_api_for_the_same_bundle(
     api["history"] = []
     for source in (path, exported):  # as kubectl prints it, and as dradash exports it
         result = run("why", kind, ref, "--json", "-f", str(source), no_django=no_django)
-        assert result.returncode == (0 if api["stage"] == "healthy" else 1), result.stderr
+        expected = 0 if api["stage"] == "healthy" else 2 if api["unknown"] else 1
+        assert result.returncode == expected, result.stderr
         assert json.loads(result.stdout) == api, source.name
 
 

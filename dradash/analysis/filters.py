@@ -27,6 +27,13 @@ CLAIM_STATES = [
     ("reserved", "allocated and reserved"),
     ("deleting", "being deleted"),
 ]
+# dradash.dra.analysis.severity
+SEVERITIES = [
+    ("error", "error (stuck)"),
+    ("warning", "warning (in progress)"),
+    ("unknown", "unknown (the snapshot lacks what would say)"),
+    ("ok", "ok (healthy)"),
+]
 DEVICE_STATES = [
     ("free", "free"),
     ("allocated", "allocated"),
@@ -132,6 +139,7 @@ class ClaimFilter(django_filters.FilterSet):
     node = django_filters.CharFilter(method=_line("nodes"), **NAME)
     stage = django_filters.ChoiceFilter(choices=STAGE_CHOICES)
     reason = django_filters.CharFilter(max_length=64)
+    severity = django_filters.ChoiceFilter(choices=SEVERITIES)
     sort = _WorstFirst(
         fields=[
             ("name", "name"),

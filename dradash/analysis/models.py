@@ -104,9 +104,11 @@ class Verdict(models.Model):
     stage = models.CharField(max_length=32, blank=True)  # "" for a Pod that does not use DRA
     stage_order = models.PositiveSmallIntegerField(default=0)  # 0 = stuck earliest
     reason = models.CharField(max_length=64, blank=True)
-    severity = models.CharField(max_length=16, blank=True)  # ok · warning · error
+    # ok · warning · error · unknown (dradash.dra.analysis.severity)
+    severity = models.CharField(max_length=16, blank=True)
     summary = models.TextField(blank=True)
-    # evidence and next_steps (dradash.dra.analysis.diagnosis_dict, without what has a column)
+    # evidence and next_steps (dradash.dra.analysis.diagnosis_dict, without what has a column);
+    # "unknown", the kinds the verdict lacks, when there are any (Diagnosis.unknown)
     detail = models.JSONField(default=dict, blank=True)
     explanation = models.ForeignKey(
         Explanation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -125,8 +127,15 @@ class Verdict(models.Model):
         return f"{self.namespace}/{self.name}: {self.stage or 'no DRA'}"
 
     @property
+    def unknown(self) -> list[str]:
+        """The kinds the snapshot lacks that would say whether it is stuck at all; [] when the
+        verdict stands (dradash.dra.diagnosis.Diagnosis.unknown)."""
+        return list(self.detail.get("unknown", []))
+
+    @property
     def stuck(self) -> bool:
-        return bool(self.stage) and self.stage != "healthy"
+        """Known to be stuck: a stage other than healthy, and not unknown."""
+        return bool(self.stage) and self.stage != "healthy" and self.severity != "unknown"
 
     def diagnosis(self) -> dict[str, Any]:
         """The diagnosis API's fields (DESIGN "REST API"), with a gang member's own verdict
@@ -134,6 +143,8 @@ class Verdict(models.Model):
         out = {
             "stage": self.stage,
             "reason": self.reason,
+            "severity": self.severity,
+            "unknown": self.unknown,
             "summary": self.summary,
             "evidence": self.detail.get("evidence", []),
             "next_steps": self.detail.get("next_steps", []),

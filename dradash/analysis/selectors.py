@@ -200,11 +200,12 @@ class History:
         ]
 
     def runs(self) -> list[dict[str, Any]]:
-        """Consecutive snapshots with the same stage, newest first: {stage, reason, count,
-        since, until, snapshots} — "claim-unallocated in the last 6 snapshots, since 10:05"."""
+        """Consecutive snapshots with the same stage (and severity: an unknown verdict is not
+        its stage's), newest first: {stage, reason, severity, count, since, until, snapshots}
+        — "claim-unallocated in the last 6 snapshots, since 10:05"."""
         out: list[dict[str, Any]] = []
         for e in self.entries:
-            if out and out[-1]["stage"] == e["stage"]:
+            if out and (out[-1]["stage"], out[-1]["severity"]) == (e["stage"], e["severity"]):
                 run = out[-1]
                 run["count"] += 1
                 run["since"] = e["captured_at"]
@@ -214,6 +215,7 @@ class History:
                     {
                         "stage": e["stage"],
                         "reason": e["reason"],
+                        "severity": e["severity"],
                         "count": 1,
                         "since": e["captured_at"],
                         "until": e["captured_at"],
@@ -235,7 +237,9 @@ def history(model: type[Verdict], snapshot: Snapshot, namespace: str, name: str)
         )
         .exclude(stage="")
         .order_by("-snapshot__captured_at", "-snapshot_id")
-        .values("snapshot_id", "snapshot__captured_at", "stage", "reason")[:HISTORY_SHOWN]
+        .values("snapshot_id", "snapshot__captured_at", "stage", "reason", "severity")[
+            :HISTORY_SHOWN
+        ]
     )
     return History(
         [
@@ -244,6 +248,7 @@ def history(model: type[Verdict], snapshot: Snapshot, namespace: str, name: str)
                 "captured_at": r["snapshot__captured_at"],
                 "stage": r["stage"],
                 "reason": r["reason"],
+                "severity": r["severity"],
             }
             for r in rows
         ]

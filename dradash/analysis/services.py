@@ -532,6 +532,7 @@ def _verdict(
                         else {}
                     ),
                     **({"devices": diagnosis.devices} if diagnosis.devices else {}),
+                    **({"unknown": diagnosis.unknown} if diagnosis.unknown else {}),
                 }
             ),
             explanations.get(id(x)) if x is not None else None,

@@ -46,11 +46,17 @@ from dradash.dra.words import without_device
 WAITING_REASONS = frozenset({"waiting", "binding-conditions-pending", "stale-extended-claim"})
 
 
+SEVERITIES = ("ok", "warning", "error", "unknown")
+
+
 def severity(d: Diagnosis) -> str:
-    """ "ok" for a healthy object, "warning" while something is merely in progress, else
-    "error"."""
+    """ "ok" for a healthy object, "unknown" where the snapshot lacks the kinds that would say
+    whether it is stuck at all (Diagnosis.unknown), "warning" while something is merely in
+    progress, else "error"."""
     if d.stage == "healthy":
         return "ok"
+    if d.unknown:
+        return "unknown"
     return "warning" if d.reason in WAITING_REASONS else "error"
 
 
@@ -688,6 +694,10 @@ def diagnosis_dict(d: Diagnosis) -> dict[str, Any]:
     out = {
         "stage": d.stage,
         "reason": d.reason,
+        "severity": severity(d),
+        # The kinds the snapshot lacks that would say whether it is stuck at all: not empty
+        # exactly when severity is "unknown".
+        "unknown": list(d.unknown),
         "summary": d.summary,
         "evidence": [e.as_dict() for e in d.evidence],
         "next_steps": list(d.next_steps),
@@ -1177,7 +1187,10 @@ def summary_dict(
         "reasons": [[stage, reason, n] for (stage, reason), n in verdicts.reason_counts().items()],
         "claims": len(state.claims),
         "claim_states": dict(Counter(c.state for c in state.claims.values())),
-        "claim_stages": dict(Counter(d.stage for d in verdicts.claims.values())),
+        # Claims by stage, but for those whose verdict is unknown (the snapshot lacks the Pods
+        # that would say whether they are stuck): those are counted apart.
+        "claim_stages": dict(Counter(d.stage for d in verdicts.claims.values() if not d.unknown)),
+        "claims_unknown": sum(1 for d in verdicts.claims.values() if d.unknown),
         "devices": len(devices),
         "devices_allocated": sum(1 for d in devices if d.allocated),
         "devices_tainted": sum(1 for d in devices if d.taints),

@@ -76,6 +76,11 @@ class Diagnosis:
     alone: Diagnosis | None = None
     # The Pod's allocated devices that have health reports or taints (pod_devices), for pages.
     devices: list[dict[str, Any]] = field(default_factory=list)
+    # The kinds the snapshot lacks without which whether the object is stuck at all is unknown
+    # (a claim of a bundle without Pods: whether a Pod uses it). Not empty: the verdict is
+    # *unknown* (severity "unknown", not stuck), its stage only how far the object itself got
+    # (DESIGN "Unknown is an answer").
+    unknown: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # One sentence, even when it ends with an error message quoted from Kubernetes.
@@ -88,7 +93,8 @@ class Diagnosis:
 
     @property
     def stuck(self) -> bool:
-        return self.stage != "healthy"
+        """Known to be stuck: not healthy, and not unknown."""
+        return self.stage != "healthy" and not self.unknown
 
 
 # --- evidence helpers --------------------------------------------------------------------
@@ -1909,22 +1915,13 @@ def diagnose_claim(
         explanation = (
             explain_claims(state, [claim], None, explain_cache) if explain_unused else None
         )
+        if no_pods:
+            return _consumers_unknown(state, claim, no_pods, explanation)
         where = (
             f" (it would allocate on {explanation.node})"
             if explanation is not None and explanation.allocatable
             else ""
         )
-        if no_pods:
-            return _incomplete(
-                state,
-                "claim-unallocated",
-                no_pods,
-                f"ResourceClaim {claim.ref} is not allocated{where}; whether a Pod waits for "
-                "it is unknown",
-                [_of(claim, "status.allocation", "not set")],
-                [f"kubectl get pods -n {claim.namespace}"],
-                explanation,
-            )
         return Diagnosis(
             "claim-unallocated",
             "no-consumer",
@@ -1935,20 +1932,7 @@ def diagnose_claim(
             explanation,
         )
     if no_pods:
-        users = ", ".join(c.name for c in claim.consumers)
-        return _incomplete(
-            state,
-            "allocated-not-bound",
-            no_pods,
-            f"ResourceClaim {claim.ref} is allocated"
-            + (f" and reserved for {users}" if users else "")
-            + "; whether a Pod still uses it is unknown",
-            [
-                _of(claim, "status.allocation", _allocation_text(state, claim)),
-                _of(claim, "status.reservedFor", users or "empty"),
-            ],
-            [f"kubectl get pods -n {claim.namespace}", _describe(claim)],
-        )
+        return _consumers_unknown(state, claim, no_pods, None)
     return Diagnosis(
         "allocated-not-bound",
         "no-consumer",
@@ -1959,6 +1943,66 @@ def diagnose_claim(
             _of(claim, "status.reservedFor", ", ".join(c.name for c in claim.consumers) or "empty"),
         ],
         [_describe(claim), "Delete the claim if it is no longer needed, to free its devices."],
+    )
+
+
+def _consumers_unknown(
+    state: ClusterState,
+    claim: ResourceClaim,
+    missing: list[str],
+    explanation: allocator.Explanation | None,
+) -> Diagnosis:
+    """consumers-unknown: a claim no Pod of the snapshot uses, in a snapshot that cannot prove
+    there are none (a bundle of claims without Pods, Pods forbidden). Whether a Pod uses it,
+    or waits for it, is unknown: not a stuck claim (its severity is "unknown"), whatever its
+    reservedFor says. Its stage is how far the claim itself got; an unallocated claim keeps
+    the allocator's answer for it alone (no Pod's node constraints)."""
+    why = " and ".join(_why_missing(state, k) for k in missing)
+    users = ", ".join(c.name for c in claim.consumers)
+    evidence = []
+    if claim.allocated:
+        stage = "allocated-not-bound"
+        state_text = "is allocated" + (f" and reserved for {users}" if users else "")
+        question = "whether a Pod uses it"
+        evidence += [
+            _of(claim, "status.allocation", _allocation_text(state, claim)),
+            _of(claim, "status.reservedFor", users or "empty"),
+        ]
+    else:
+        stage = "claim-unallocated"
+        state_text = "is not allocated" + _alone_answer(state, explanation)
+        question = "whether a Pod waits for it"
+        evidence.append(_of(claim, "status.allocation", "not set"))
+        if explanation is not None and not explanation.allocatable:
+            evidence += _funnel_evidence(claim, explanation)
+    evidence += [
+        Evidence("Snapshot", "", "", "kinds", f"{k}: {_why_missing(state, k)}") for k in missing
+    ]
+    return Diagnosis(
+        stage,
+        "consumers-unknown",
+        f"ResourceClaim {claim.ref} {state_text}, but {why}, so {question} is unknown.",
+        evidence,
+        [_capture_step(state, k) for k in missing]
+        + [f"kubectl get pods -n {claim.namespace}", _describe(claim)],
+        explanation,
+        unknown=list(missing),
+    )
+
+
+def _alone_answer(state: ClusterState, explanation: allocator.Explanation | None) -> str:
+    """What the allocator would do with an unallocated claim alone, as a parenthesis: where it
+    would allocate, or why it could not, where the snapshot has what that answer rests on."""
+    if explanation is None:
+        return ""
+    if explanation.allocatable:
+        return f" (it would allocate on {explanation.node})"
+    if _kinds_the_verdict_lacks(state, explanation):
+        return ""
+    if explanation.allocatable is None:
+        return f" (the allocator would stop with an error: {explanation.error})"
+    return (
+        f" (the allocator could not allocate it now: {explanation.reason or 'no-matching-devices'})"
     )
 
 

@@ -23,7 +23,14 @@ from dradash.dra.cel.dialect import NEWEST
 from dradash.dra.chain import claim_chain, pod_chain
 from dradash.dra.diagnosis import STAGE_TITLES, STAGES, Diagnosis
 from dradash.dra.state import ClusterState, SnapshotMeta
-from dradash.dra.words import funnel_check, funnel_count_label, plural, same_error
+from dradash.dra.words import (
+    funnel_check,
+    funnel_count_label,
+    kind_plural,
+    listing,
+    plural,
+    same_error,
+)
 
 VERSION = re.compile(r"\Av?(?P<major>1)\.(?P<minor>\d{1,3})(?:\.\d{1,4})?\Z")
 FAILED_SHOWN = 10  # devices that dropped out, per request, in the text (--json has the page's)
@@ -126,6 +133,12 @@ class Verdict:
     @property
     def healthy(self) -> bool:
         return self.diagnosis.stage == "healthy"
+
+    @property
+    def unknown(self) -> bool:
+        """Whether the input lacks the kinds that would say if the object is stuck at all (a
+        claim without the Pods that would use it): neither healthy nor stuck."""
+        return bool(self.diagnosis.unknown) and not self.healthy
 
 
 def verdict(state: ClusterState, kind: str, namespace: str, name: str) -> Verdict:
@@ -261,10 +274,15 @@ def render(v: Verdict, *, colour: bool = False) -> str:
     s = _Style(colour)
     d = v.diagnosis
     tone = STAGE_COLOURS.get(d.stage, "")
+    if v.unknown:  # not a verdict: how far the object got, and what the input lacks
+        missing = listing([kind_plural(k) for k in d.unknown], 5)
+        head = f"{s('unknown', 'bold')} ({s(d.reason)}): {s(d.stage)} so far; missing {missing}"
+    else:
+        head = f"{s(d.stage, 'bold', tone)} ({s(d.reason)})"
     out = [
         f"{s(v.kind, 'dim')} {s(v.ref, 'bold')}",
-        f"{s(d.stage, 'bold', tone)} ({s(d.reason)})",
-        _stage_bar(d.stage, s),
+        head,
+        _stage_bar(d.stage, s, unknown=v.unknown),
         "",
         s(d.summary),
     ]
@@ -297,14 +315,17 @@ def render(v: Verdict, *, colour: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _stage_bar(stage: str, s: _Style) -> str:
-    """The troubleshooting stages, the object's marked: ✓ passed, ✗ stuck here, ● healthy."""
+def _stage_bar(stage: str, s: _Style, *, unknown: bool = False) -> str:
+    """The troubleshooting stages, the object's marked: ✓ passed, ✗ stuck here, ● healthy,
+    ? unknown whether stuck here (the input lacks what would say)."""
     current = STAGES.index(stage)
     parts = []
     for i, st in enumerate(STAGES):
         title = STAGE_TITLES[st]
         if i < current:
             parts.append(s(f"✓ {title}", "green"))
+        elif i == current and unknown:
+            parts.append(s(f"? {title}", "bold"))
         elif i == current:
             mark = "●" if st == "healthy" else "✗"
             parts.append(s(f"{mark} {title}", "bold", STAGE_COLOURS.get(st, "")))

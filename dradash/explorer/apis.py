@@ -71,11 +71,22 @@ HistorySerializer = inline_serializer(
 )
 
 
+# A verdict's severity (dradash.dra.analysis.severity): "unknown" where the snapshot lacks the
+# kinds that would say whether the object is stuck at all (a claim of a bundle without Pods).
+VERDICT_SEVERITIES = ["ok", "warning", "error", "unknown"]
+
 DiagnosisSerializer = inline_serializer(
     "Diagnosis",
     {
         "stage": serializers.CharField(),
         "reason": serializers.CharField(),
+        "severity": serializers.ChoiceField(choices=VERDICT_SEVERITIES),
+        "unknown": serializers.ListField(
+            child=serializers.CharField(),
+            help_text="The kinds the snapshot lacks that would say whether the object is stuck "
+            'at all (e.g. ["Pod"] for a claim of a bundle without Pods); not empty exactly when '
+            'severity is "unknown": the stage is then only how far the object itself got.',
+        ),
         "summary": serializers.CharField(),
         "evidence": serializers.ListField(child=serializers.DictField()),
         "next_steps": serializers.ListField(child=serializers.CharField()),
@@ -230,7 +241,7 @@ VERDICT_FIELDS = {
     "name": serializers.CharField(),
     "stage": serializers.CharField(),
     "reason": serializers.CharField(),
-    "severity": serializers.ChoiceField(choices=["ok", "warning", "error"]),
+    "severity": serializers.ChoiceField(choices=VERDICT_SEVERITIES),
     "summary": serializers.CharField(),
 }
 

@@ -22,6 +22,7 @@ from dradash.analysis.filters import (
     CLAIM_STATES,
     DEVICE_STATES,
     PODGROUP_STATES,
+    SEVERITIES,
     ClaimFilter,
     DeviceFilter,
     PodFilter,
@@ -161,6 +162,7 @@ def claim_list(
         options=analysis.options.get("claims", {}),
         states=CLAIM_STATES,
         stages=STAGES,
+        severities=SEVERITIES,
         total=analysis.summary.get("claims", 0),
     )
 

@@ -56,8 +56,15 @@ class SnapshotCollector(Collector):
         )
         claims = GaugeMetricFamily(
             "dradash_claims",
-            "ResourceClaims in the latest analysed snapshot, by stage.",
+            "ResourceClaims in the latest analysed snapshot, by stage (not those whose verdict "
+            "is unknown: see dradash_claims_unknown).",
             labels=["cluster", "stage"],
+        )
+        claims_unknown = GaugeMetricFamily(
+            "dradash_claims_unknown",
+            "ResourceClaims in the latest analysed snapshot whose verdict is unknown: the "
+            "snapshot lacks the Pods that would say whether one uses them.",
+            labels=["cluster"],
         )
         found = GaugeMetricFamily(
             "dradash_findings",
@@ -98,6 +105,7 @@ class SnapshotCollector(Collector):
                 pods.add_metric([c, stage, reason], n)
             for stage, n in sorted((m.summary.get("claim_stages") or {}).items()):
                 claims.add_metric([c, stage], n)
+            claims_unknown.add_metric([c], m.summary.get("claims_unknown") or 0)
             for code, severity, n in m.findings:
                 found.add_metric([c, code, severity], n)
             for name, tally in device_classes(m.inventory.get("classes") or []):
@@ -105,7 +113,7 @@ class SnapshotCollector(Collector):
                     devices.add_metric([c, name, state], tally.get(state, 0))
             if m.captured_at is not None:
                 age.add_metric([c], max((self.now - m.captured_at).total_seconds(), 0.0))
-        yield from (pods, claims, found, devices, age, runs, took)
+        yield from (pods, claims, claims_unknown, found, devices, age, runs, took)
 
 
 def _authorised(request: HttpRequest, token: str) -> bool:

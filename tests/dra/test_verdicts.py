@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from dradash.demo import cluster as demo
+from dradash.dra.analysis import severity
 from dradash.dra.diagnosis import Diagnosis, diagnose_all, diagnose_claim, diagnose_pod
 from dradash.dra.kinds import KINDS
 from dradash.dra.state import ClusterState, SnapshotMeta
@@ -324,6 +325,15 @@ def _incomplete(d: Diagnosis, kind: str) -> None:
     assert not any(s.startswith(("Delete", "Create", "Remove")) for s in d.next_steps)
 
 
+def _unknown(d: Diagnosis, kind: str) -> None:
+    """Not a verdict: whether the object is stuck at all needs ``kind`` (issue 27)."""
+    assert (d.reason, d.unknown, d.stuck) == ("consumers-unknown", [kind], False), d.summary
+    assert severity(d) == "unknown"
+    assert f"the snapshot has no {KINDS[kind].plural}" in d.summary
+    assert any(e.field == "kinds" and e.detail.startswith(f"{kind}:") for e in d.evidence)
+    assert not any(s.startswith(("Delete", "Create", "Remove")) for s in d.next_steps)
+
+
 def test_class_missing_needs_the_device_classes() -> None:
     objects = [*_no("DeviceClass", four_free_gpus()), *waiting_pod()]
     _incomplete(trainer(imported(objects)), "DeviceClass")
@@ -418,8 +428,15 @@ def test_an_allocated_claim_without_pods_is_never_to_be_deleted() -> None:
     state = imported([*_no("Node", four_free_gpus()), allocated])
     d = diagnose_claim(state, state.claims[("default", "train")])
     assert d.stage == "allocated-not-bound"
-    _incomplete(d, "Pod")
-    assert d.summary.startswith("ResourceClaim default/train is allocated and reserved for trainer")
+    _unknown(d, "Pod")
+    assert d.summary == (
+        "ResourceClaim default/train is allocated and reserved for trainer, but the snapshot has "
+        "no pods, so whether a Pod uses it is unknown."
+    )
+    assert d.next_steps[0] == (
+        "Add the pods to the bundle and import both files together: kubectl get pods -A -o json "
+        "> pods.json"
+    )
     assert not any("Delete" in s for s in d.next_steps)
     # A capture that listed Pods and found none of them proves nobody uses it.
     state = captured([*four_free_gpus(), allocated])
@@ -431,8 +448,12 @@ def test_an_unallocated_claim_without_pods_is_not_called_unused() -> None:
     state = imported([*four_free_gpus(), waiting_pod()[0]])
     d = diagnose_claim(state, state.claims[("default", "train")])
     assert d.stage == "claim-unallocated"
-    _incomplete(d, "Pod")
-    assert "it would allocate on gpu-worker-1" in d.summary
+    _unknown(d, "Pod")
+    assert d.summary == (
+        "ResourceClaim default/train is not allocated (it would allocate on gpu-worker-1), but "
+        "the snapshot has no pods, so whether a Pod waits for it is unknown."
+    )
+    assert d.explanation is not None and d.explanation.allocatable
 
 
 def test_node_conflict_needs_the_nodes() -> None:
@@ -469,11 +490,12 @@ def test_verdicts_that_need_no_missing_kind_stand() -> None:
 @pytest.mark.parametrize("kind", ["Pod", "Node", "Event", "ResourceClaimTemplate", "Job"])
 def test_no_next_step_deletes_or_changes_anything_on_a_partial_demo_bundle(kind: str) -> None:
     """Every Pod and claim of the demo cluster, exported without one kind: wherever a verdict
-    turns snapshot-incomplete, its next steps only read or capture."""
+    turns snapshot-incomplete (or unknown: a claim without Pods), its next steps only read or
+    capture."""
     objects = [o for o in copy.deepcopy(demo.build()) if o["kind"] != kind]
     result_ = diagnose_all(imported(objects, demo.SERVER_VERSION))
     verdicts = [*result_.pods.values(), *result_.claims.values()]
-    incomplete = [d for d in verdicts if d.reason == "snapshot-incomplete"]
+    incomplete = [d for d in verdicts if d.reason in ("snapshot-incomplete", "consumers-unknown")]
     if kind in ("Pod", "Node", "Event"):
         assert incomplete
     for d in incomplete:
@@ -481,3 +503,7 @@ def test_no_next_step_deletes_or_changes_anything_on_a_partial_demo_bundle(kind:
             assert not step.startswith(("Delete", "Create", "Remove", "Fix", "Free")), step
     if kind == "Pod":
         assert not any(d.reason == "no-consumer" for d in verdicts)
+        # Whether a claim is in use needs its Pods: none is stuck, each is unknown.
+        claims = list(result_.claims.values())
+        assert not any(d.stuck for d in claims if d.reason != "claim-being-deleted")
+        assert all(d.unknown == ["Pod"] for d in claims if d.reason != "claim-being-deleted")

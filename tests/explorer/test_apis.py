@@ -19,6 +19,8 @@ def test_pod_diagnosis_has_the_designed_shape(api_client, demo) -> None:
     assert set(data) == {
         "stage",
         "reason",
+        "severity",
+        "unknown",
         "summary",
         "evidence",
         "next_steps",
@@ -27,6 +29,7 @@ def test_pod_diagnosis_has_the_designed_shape(api_client, demo) -> None:
         "history",
     }
     assert (data["stage"], data["reason"]) == ("claim-unallocated", "devices-exhausted")
+    assert (data["severity"], data["unknown"]) == ("error", [])
     assert data["evidence"][0] == {
         "kind": "ResourceClaim",
         "namespace": "render",

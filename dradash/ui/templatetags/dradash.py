@@ -72,6 +72,36 @@ def stage_badge(stage: Any) -> str:
     return STAGE_BADGES.get(str(stage), "muted")
 
 
+def _field(row: Any, name: str) -> Any:
+    return row.get(name) if isinstance(row, dict) else getattr(row, name, None)
+
+
+@register.filter
+def verdict_badge(row: Any) -> str:
+    """A verdict's badge (a PodVerdict or ClaimVerdict, or a dict with stage and severity):
+    grey where it is unknown (the snapshot lacks the kinds that would say whether it is
+    stuck), else its stage's."""
+    if _field(row, "severity") == "unknown":
+        return "muted"
+    return stage_badge(_field(row, "stage"))
+
+
+@register.filter
+def kinds_text(kinds: Any) -> str:
+    """Kinds as a sentence names them: ``["Pod", "Node"]`` as "Pods and Nodes"."""
+    from dradash.dra.words import kind_plural, listing
+
+    return listing([kind_plural(str(k)) for k in kinds or []], 5)
+
+
+@register.filter
+def verdict_label(row: Any) -> str:
+    """What a verdict's badge says: "unknown" where it is, else its stage."""
+    if _field(row, "severity") == "unknown":
+        return "unknown"
+    return str(_field(row, "stage") or "")
+
+
 # A gang's state (dradash.dra.gangs.Gang.state) and a member's placement in it.
 GANG_BADGES = {
     "waiting": "warn",
