@@ -805,12 +805,14 @@ class Device:
 
     @property
     def attributes(self) -> dict[str, dict[str, Any]]:
-        """Attributes as published: {name: {"int"|"bool"|"string"|"version"|…: value}}."""
-        return {k: v for k, v in mapping(self.raw.get("attributes")).items() if isinstance(v, dict)}
+        """Attributes as published: {name: {"int"|"bool"|"string"|"version"|…: value}}. The
+        published map itself where every value is a map (as always from the API server):
+        read it, do not change it."""
+        return _maps(self.raw.get("attributes"))
 
     @property
     def capacity(self) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in mapping(self.raw.get("capacity")).items() if isinstance(v, dict)}
+        return _maps(self.raw.get("capacity"))
 
     @property
     def taints(self) -> list[dict[str, Any]]:
@@ -849,6 +851,15 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<Device {'/'.join(self.key)}>"
+
+
+def _maps(value: Any) -> dict[str, dict[str, Any]]:
+    """The entries of a map whose values are maps: the map itself where all are (a device's
+    attributes are kept once per snapshot, not copied per reader: issue 28)."""
+    found = mapping(value)
+    if all(type(v) is dict for v in found.values()):
+        return found
+    return {k: v for k, v in found.items() if isinstance(v, dict)}
 
 
 @dataclass
