@@ -48,8 +48,12 @@ NODES = re.compile(
 )
 LIST_ITEM = re.compile(rf"{START}{NAME}{END}")
 BARE_POD = re.compile(rf"\bPod {START}(?P<name>{NAME}){END}")
-# The allocator's words for a device another claim holds: "allocated to ns/claim, ns/claim".
-HOLDERS = re.compile(rf"\ballocated to (?P<list>{NAME}/{NAME}{END}(?:, {NAME}/{NAME}{END})*)")
+# The allocator's words for a device another claim holds: "allocated to ns/claim, ns/claim",
+# and the verdicts' "held by 10 claims: ns/a (2), ns/b (2) and 7 more".
+_HELD = rf"{NAME}/{NAME}{END}(?: \(\d+\))?"
+HOLDERS = re.compile(
+    rf"\b(?:allocated to|held by(?: \d+ claims?:)?) (?P<list>{_HELD}(?:(?:, |,? and ){_HELD})*)"
+)
 HOLDER = re.compile(rf"(?P<namespace>{NAME})/(?P<name>{NAME}){END}")
 # A Kubernetes timestamp as the core's sentences quote it from a condition or a taint.
 TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})(?![\w:.])")

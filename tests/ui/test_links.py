@@ -226,3 +226,30 @@ def test_kinds_without_a_page_and_unknown_names_stay_text() -> None:
         {"kind": "ResourceClaimTemplate", "namespace": "ns", "name": "t"},
     ]
     assert "<a " not in str(linked("Job ns/train and template ns/t.", refs, 1))
+
+
+def test_a_verdict_links_every_claim_holding_the_devices_and_its_next_steps_names(
+    client_logged_in, demo
+) -> None:
+    """render-farm-6: "16 devices held by 10 claims: render/render-farm-0-… (2), … and 7
+    more": each holder named is a link; the first next step links the pool to complete."""
+    later = demo[-1].pk
+    html = get(
+        client_logged_in, reverse("pod-detail", args=[later, "render", "render-farm-6-05b2e"])
+    )
+    summary = section(html, '<p class="verdict-summary">', "</p>")
+    holders = [text for text, href in anchors(summary) if "/claims/render/render-farm-" in href]
+    assert holders == [
+        "render/render-farm-6-05b2e-gpus-9927f",  # its own claim, named first
+        "render/render-farm-0-d1ce0-gpus-29c90",
+        "render/render-farm-1-fe6f8-gpus-b01ed",
+        "render/render-farm-2-ffbbf-gpus-a29e3",
+    ]
+    steps = section(html, '<ol class="nextsteps">', "</ol>")
+    pool = devices(later, driver="gpu.example.com", pool="gpu-example-worker-3")
+    assert ("gpu.example.com/gpu-example-worker-3", pool) in anchors(steps)
+
+
+def test_holders_are_linked_in_the_verdicts_words() -> None:
+    html = linked("5 devices held by 2 claims: ns/a (3) and ns/b (2); allocated to ns/c.", [], 1)
+    assert [text for text, _ in anchors(html)] == ["ns/a", "ns/b", "ns/c"]
