@@ -52,6 +52,12 @@ def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
     return found
 
 
+def summary_figure(snapshot: Snapshot, name: str) -> Any:
+    """One figure of the stored summary (``summary_dict``), read alone from the database."""
+    rows = SnapshotAnalysis.objects.filter(pk=snapshot.pk).values_list(f"summary__{name}")
+    return next((value for (value,) in rows), None)
+
+
 def pod_verdicts(snapshot: Snapshot) -> QuerySet[PodVerdict]:
     """The Pods that use DRA (the list's rows; filter them with filters.PodFilter)."""
     return PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True).defer(

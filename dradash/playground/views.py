@@ -8,7 +8,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 from rest_framework.throttling import ScopedRateThrottle
 
-from dradash.analysis.selectors import snapshot_analysis
+from dradash.analysis.selectors import snapshot_analysis, summary_figure
 from dradash.cache import CacheUnavailable
 from dradash.dra import matching
 from dradash.htmx import HtmxHttpRequest, template_for
@@ -36,7 +36,6 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     expression = data["expression"] or ""
     analysis = snapshot_analysis(snapshot) if snapshot else None
     classes = sorted(analysis.classes) if analysis and analysis.done else []
-    devices = (analysis.summary or {}).get("devices") if analysis and analysis.done else None
     evaluation, class_error = None, None
     if expression.strip() and snapshot is not None:
         if refusal := _rate_limited(request):
@@ -58,6 +57,9 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
         except NotAnalysed as exc:
             class_error = str(exc)
     limit = data["limit"] or ROWS
+    # What an expression is evaluated against, said while there is none.
+    ready = analysis is not None and analysis.done and evaluation is None and not class_error
+    devices = summary_figure(snapshot, "devices") if ready else None
     errors, unknown, misses, misses_total = [], [], [], 0
     misspelt: list[matching.ErrorHint] = []
     other_drivers = None
