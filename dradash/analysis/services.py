@@ -6,7 +6,7 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,7 +36,7 @@ from dradash.dra.allocator import SearchBudget
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import ObjectKey
 from dradash.dra.stack import on_fresh_stack
-from dradash.dra.state import ClusterState, SnapshotMeta
+from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
 
@@ -247,15 +247,20 @@ def _analysis_fail(snapshot_id: int, *, error: str, final: bool = False) -> bool
 
 
 def _load(snapshot: Snapshot) -> tuple[ClusterState, dict[ObjectKey, int]]:
-    """The whole snapshot's ClusterState, and the blob id of each object by key."""
+    """The whole snapshot's ClusterState, and the blob id of each object by key. Each row is
+    parsed as it is read and goes into the state at once: the texts are never all held."""
     ids: dict[ObjectKey, int] = {}
-    objects = []
-    rows = snapshot_objects(snapshot, fields=("id", "kind", "namespace", "name", "data"))
-    for blob_id, kind, namespace, name, data in rows:
-        ids[(kind, namespace, name)] = blob_id
-        objects.append(orjson.loads(data))
-    meta: SnapshotMeta = snapshot_meta(snapshot)
-    return ClusterState.build(objects, meta), ids
+    words: dict[str, str] = {}  # one copy of each kind and namespace
+
+    def objects() -> Iterator[dict[str, Any]]:
+        rows = snapshot_objects(snapshot, fields=("id", "kind", "namespace", "name", "data"))
+        for blob_id, kind, namespace, name, data in rows:
+            ids[(words.setdefault(kind, kind), words.setdefault(namespace, namespace), name)] = (
+                blob_id
+            )
+            yield orjson.loads(data)
+
+    return ClusterState.build(objects(), snapshot_meta(snapshot)), ids
 
 
 def _dumps(value: Any) -> str:

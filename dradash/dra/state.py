@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dradash.dra import extended as extended_resources
+from dradash.dra.compact import Compactor
 from dradash.dra.fields import mappings, text
 from dradash.dra.gc import gc_paused
 from dradash.dra.kinds import UnsupportedVersion, kind_of
@@ -168,10 +169,11 @@ class ClusterState:
         cls, objects: Iterable[dict[str, Any]], meta: SnapshotMeta | None = None
     ) -> ClusterState:
         state = cls(meta)
+        compact = Compactor()
         with gc_paused():
             for raw in objects:
-                state._add(raw)
-            state._share_device_values()
+                state._add(compact(raw))
+            del compact
             state._gather_pools()
             state._attach_slices_to_nodes()
             state._apply_taint_rules()
@@ -220,27 +222,6 @@ class ClusterState:
                 self.podgroups[(obj.namespace, obj.name)] = obj
             case Event():
                 self.events.append(obj)
-
-    def _share_device_values(self) -> None:
-        """One dict for each distinct plain attribute or capacity value of the devices (the
-        usual ``{"string": "NVIDIA H100 80GB HBM3"}``): thousands of devices publish the same
-        ones, and nothing changes a parsed object, so they can share it (issue 28)."""
-        shared: dict[tuple[str, type, Any], dict[str, Any]] = {}
-        for s in self.slices.values():
-            for device in s.devices:
-                for field_name in ("attributes", "capacity"):
-                    values = device.raw.get(field_name)
-                    if type(values) is not dict:
-                        continue
-                    for name, value in values.items():
-                        if type(value) is not dict or len(value) != 1:
-                            continue
-                        ((kind, inner),) = value.items()
-                        if type(inner) not in (str, int, bool, float):
-                            continue
-                        first = shared.setdefault((kind, type(inner), inner), value)
-                        if first is not value:
-                            values[name] = first  # same key: the dict does not resize
 
     def _gather_pools(self) -> None:
         """Group slices into pools as the allocator does: the newest generation wins."""
