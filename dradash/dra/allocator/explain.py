@@ -82,7 +82,7 @@ STEP_REASONS = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class DeviceCheck:
     driver: str
     pool: str
@@ -913,6 +913,8 @@ class _Explainer:
             else "not every matching device on its node is usable"
         )
         checks = []
+        # Most devices fail the same step for every pending claim: one object for each.
+        shared = self.index.device_checks
         for (_, key, position, _), failed in zip(self.index.current, alt.steps, strict=True):
             if drivers and key[0] not in drivers:
                 continue
@@ -924,7 +926,8 @@ class _Explainer:
                     ok = enough[reach] = any(self._satisfiable_name(alt, n) for n in sorted(names))
                 failed = None if ok else ("count", lacking, True)
             step, detail, sole = failed or (None, "", False)
-            checks.append(DeviceCheck(key[0], key[1], key[2], step, detail, sole))
+            check = DeviceCheck(key[0], key[1], key[2], step, detail, sole)
+            checks.append(shared.setdefault(check, check))
         return RequestExplanation(
             name=alt.name,
             funnel=funnel,

@@ -71,6 +71,8 @@ class SnapshotIndex:
         # are indexed by), by id(device).
         self.current_at = {id(entry[0]): i for i, entry in enumerate(self.current)}
         self.pool_problems: dict[tuple[bool, bool, bool], dict[Any, tuple[str, str] | None]] = {}
+        # The explainer's DeviceChecks, each distinct one once (explain.py).
+        self.device_checks: dict[Any, Any] = {}
 
         rules = [r for r in state.taint_rules.values() if r.taint]
         self.taints: dict[int, list[dict[str, Any]]] = {}
