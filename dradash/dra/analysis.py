@@ -131,7 +131,8 @@ class GroupRecord:
 class ClaimRecord:
     claim: ResourceClaim
     diagnosis: Diagnosis
-    explanation: Explanation  # what the allocator would do with it now
+    # What the allocator would do with it now; None for an allocated claim (its allocation).
+    explanation: Explanation | None
     chain: list[ObjectKey]
     classes: list[str]
     drivers: list[str]
@@ -532,7 +533,12 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
         # The allocator's answer for each claim on every node first: the diagnoses of the
         # Pods that wait for those claims then read the same answers instead of searching again.
         cache: dict[Any, Explanation] = {}
-        explanations = {claim.key: explain(state, claim, cache) for claim in state.claims.values()}
+        # (An allocated claim's answer is its allocation: pages make it from the claim.)
+        explanations = {
+            claim.key: explain(state, claim, cache)
+            for claim in state.claims.values()
+            if not claim.allocated
+        }
         verdicts = diagnose(state, cache)
         pods = [
             PodRecord(
@@ -546,7 +552,7 @@ def analyse(state: ClusterState, budget: SearchBudget | None = None) -> Analysis
             ClaimRecord(
                 claim,
                 verdict,
-                explanations[claim.key],
+                explanations.get(claim.key),
                 claim_chain_keys(state, claim),
                 claim.class_names,
                 state.claim_drivers(claim),
