@@ -1,6 +1,7 @@
 """Capture a synthetic cluster from the test Kubernetes API server into the database.
 
-    DATABASE_URL=postgres://… python -m benchmarks.capture [--profile large] [--page-size 500]
+    DATABASE_URL=postgres://… python -m benchmarks.capture [--profile large] [--nodes N]
+        [--page-size 500]
 
 A child process generates the profile's cluster (``benchmarks.synthetic``) and serves it from
 ``tests.kubeapi.KubeAPIServer`` over real HTTP on loopback, so this process holds only what the
@@ -17,7 +18,9 @@ capture itself holds. This process then:
 
 Targets (DESIGN "Performance", large profile on 2 cores): capture ≤ 2 × the plain download and
 ≤ 60 s, peak memory ≤ 1.5 GiB, a second capture of an unchanged cluster ≤ 5 % of the first's
-bytes. A benchmark, not a test: it asserts nothing. It deletes what it stored unless ``--keep``.
+bytes. ``--nodes N`` scales the profile to N GPU nodes, Pods, claims and events per node kept
+(``benchmarks.synthetic.scaled``; issue 28: 20,000 nodes), to see that time and peak memory grow
+linearly. A benchmark, not a test: it asserts nothing. It deletes what it stored unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -49,12 +52,13 @@ LISTS = [  # what a capture lists, at resource.k8s.io/v1
 ]
 
 
-def _serve(profile: str, kubeconfig: str, ready: Any, stop: Any) -> None:
-    """Child process: generate the cluster and serve it until told to stop."""
-    from benchmarks.synthetic import PROFILES, generate
+def _serve(profile: str, nodes: int | None, kubeconfig: str, ready: Any, stop: Any) -> None:
+    """Child process: generate the cluster (scaled to ``nodes`` if given) and serve it until told
+    to stop."""
+    from benchmarks.synthetic import PROFILES, generate, scaled
     from tests.kubeapi import KubeAPIServer
 
-    objects = generate(**PROFILES[profile])
+    objects = generate(**(scaled(profile, nodes) if nodes else PROFILES[profile]))
     with KubeAPIServer(objects) as api:
         api.kubeconfig(kubeconfig)
         ready.send(len(objects))
@@ -148,6 +152,7 @@ def _database_bytes() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="large")
+    parser.add_argument("--nodes", type=int, help="scale the profile to this many GPU nodes")
     parser.add_argument("--page-size", type=int, default=500)
     parser.add_argument("--keep", action="store_true", help="keep the captured snapshots")
     args = parser.parse_args()
@@ -157,19 +162,22 @@ def main() -> None:
     from dradash.clusters.services import capture_run_create, capture_run_execute
     from dradash.snapshots.services import blobs_prune
 
+    name = args.profile + (f"-{args.nodes}" if args.nodes else "")
     workdir = tempfile.mkdtemp(prefix="dradash-capture-")
     kubeconfig = str(Path(workdir) / "kubeconfig")
     ready_recv, ready_send = multiprocessing.Pipe(duplex=False)
     stop_recv, stop_send = multiprocessing.Pipe(duplex=False)
     server = multiprocessing.get_context("fork").Process(
-        target=_serve, args=(args.profile, kubeconfig, ready_send, stop_recv), daemon=True
+        target=_serve,
+        args=(args.profile, args.nodes, kubeconfig, ready_send, stop_recv),
+        daemon=True,
     )
     server.start()
     objects = ready_recv.recv()
-    print(f"synthetic-{args.profile}: {objects:,} objects served over HTTP on loopback")
+    print(f"synthetic-{name}: {objects:,} objects served over HTTP on loopback")
 
     cluster, _ = Cluster.objects.update_or_create(
-        name=f"benchmark-{args.profile}",
+        name=f"benchmark-{name}",
         defaults={
             "kubeconfig_path": kubeconfig,
             "context": "test",
