@@ -1,13 +1,15 @@
 """The analyse task and the main pages of a stored synthetic snapshot, from a fresh process.
 
-    DATABASE_URL=postgres://… python -m benchmarks.pages [--profile large] [--keep]
+    DATABASE_URL=postgres://… python -m benchmarks.pages [--profile large] [--nodes N] [--keep]
 
 Imports the profile's cluster twice as two snapshots of one cluster (the second with some Pods
 changed, for the diff), runs the analyse task on each in a process of its own (time and peak
 memory), and measures the bytes the analysis stores per snapshot. Then a fresh process — as a
 gunicorn worker after a restart — requests every main page once and again (server time and SQL
 queries per request, the process's peak memory). Prints the figures measured before the analysis
-was stored (issue 12) beside them. A benchmark, not a test: it asserts nothing.
+was stored (issue 12) beside them. ``--nodes`` scales the profile to that many GPU nodes
+(``benchmarks.synthetic.scaled``, as ``benchmarks.scale``; issue 28). A benchmark, not a test:
+it asserts nothing.
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def _analysis_bytes() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="large")
+    parser.add_argument("--nodes", type=int, help="the profile scaled to this many GPU nodes")
     parser.add_argument("--keep", action="store_true", help="keep the imported snapshots")
     args = parser.parse_args()
 
@@ -125,7 +128,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from benchmarks.synthetic import PROFILES, bundle_chunks, generate
+    from benchmarks.synthetic import PROFILES, bundle_chunks, generate, scaled
     from dradash.analysis import services
     from dradash.analysis.models import PodVerdict, SnapshotAnalysis
     from dradash.snapshots.services import blobs_prune, bundle_import
@@ -133,7 +136,8 @@ def main() -> None:
     # The analysis runs in processes of its own below, to be measured there.
     services.analysis_enqueue = lambda snapshot_id: None
 
-    objects = generate(**PROFILES[args.profile])
+    profile_sizes = scaled(args.profile, args.nodes) if args.nodes else PROFILES[args.profile]
+    objects = generate(**profile_sizes)
     snapshots = []
     for version in (0, 1):
         if version:  # 200 Pods that were Running are now Failed

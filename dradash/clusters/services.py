@@ -401,6 +401,9 @@ def _capture_store(
             kind_status=result.kind_status,
             staged=staged,
         )
+        # Stored: freed before the commit, where the analysis runs when tasks run eagerly
+        # (no broker) and reads the objects from the database (issue 28).
+        result.objects.clear()
         _run_finish(locked, snapshot=snapshot)
     return locked, snapshot
 
