@@ -60,6 +60,8 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
     # What an expression is evaluated against, said while there is none.
     ready = analysis is not None and analysis.done and evaluation is None and not class_error
     devices = summary_figure(snapshot, "devices") if ready else None
+    # A bundle without ResourceSlices proves nothing about the cluster's devices.
+    devices_unknown = summary_figure(snapshot, "unknown__devices") if ready else None
     errors, unknown, misses, misses_total = [], [], [], 0
     misspelt: list[matching.ErrorHint] = []
     other_drivers = None
@@ -91,6 +93,7 @@ def playground(request: HtmxHttpRequest) -> HttpResponse:
             "snapshots": snapshot_list()[:100],
             "classes": classes,
             "devices": devices,
+            "devices_unknown": devices_unknown,
             "device_class": data["class"] or "",
             "expression": expression,
             "evaluation": evaluation,

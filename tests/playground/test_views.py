@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
 
 from dradash.analysis.models import SnapshotAnalysis
+from tests.stored import import_analysed
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +120,34 @@ def test_claim_pages_link_their_selectors_to_the_playground(client_logged_in, de
 def test_the_playground_needs_a_login(client) -> None:
     response = client.get(reverse("playground"))
     assert response.status_code == 302
+
+
+def test_a_bundle_without_slices_leaves_the_device_count_unknown(client_logged_in) -> None:
+    """kubectl get resourceclaims -o json proves nothing about the cluster's devices: the
+    playground does not say it evaluates against 0 of them."""
+    claims = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "gpu", "namespace": "ml"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
+                        ]
+                    }
+                },
+            }
+        ],
+    }
+    snapshot = import_analysed(
+        files=[("claims.json", json.dumps(claims).encode())], cluster_name="claims-only"
+    )
+    html = page(client_logged_in, snapshot=snapshot.pk)
+    assert f"against the devices of snapshot #{snapshot.pk}" in html
+    assert "against the 0 devices" not in html
+    assert "How many the cluster has is unknown" in html
+    assert "ResourceSlice" in html
