@@ -613,12 +613,20 @@ def attach_findings(
     if not found:
         return
     index = concerns.FindingIndex(state, found)
+    # The pools an explanation's requests could use (as many as nodes, for a waiting claim)
+    # are looked up once per explanation, not once per Pod or claim sharing it (issue 28).
     pools: dict[int, frozenset[concerns.ObjectKey]] = {}
     for p in pods:
         if p.diagnosis is not None:
-            p.findings = index.about(concerns.pod_objects(p.pod, p.diagnosis.explanation, pools))
+            p.findings = index.about(
+                concerns.pod_own_objects(p.pod),
+                concerns.explained_pools(p.diagnosis.explanation, pools),
+            )
     for c in claims:
-        c.findings = index.about(concerns.claim_objects(c.claim, c.explanation, pools))
+        c.findings = index.about(
+            concerns.claim_own_objects(c.claim),
+            frozenset() if c.claim.allocated else concerns.explained_pools(c.explanation, pools),
+        )
 
 
 def explain(

@@ -14,13 +14,15 @@ devices are held while four more sit in an incomplete pool, shows ``parallelism-
 ``FindingIndex`` indexes the findings once by the objects they name (a slice also by its pool,
 a finding about some devices by those devices), so that each verdict costs a lookup per object
 it rests on, not a scan of every finding; what a shared explanation's requests could use is
-read from its tally, computed once for all the Pods that share it.
+read from its tally, computed once for all the Pods that share it, and the findings about
+those pools are looked up once per explanation too (``about``'s ``shared``): a waiting claim
+may use a device of every node, so looking its pools up again for each Pod would cost Pods ×
+nodes (issue 28).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from dradash.dra.allocator import Explanation
 from dradash.dra.findings import Finding
@@ -46,6 +48,7 @@ class FindingIndex:
 
     def __init__(self, state: ClusterState, found: list[Finding]) -> None:
         self.by_object: dict[ObjectKey, list[int]] = {}
+        self._shared: dict[frozenset[ObjectKey], frozenset[int]] = {}
         for position, finding in enumerate(found):
             for o in finding.objects:
                 key = (o.get("kind", ""), o.get("namespace", ""), o.get("name", ""))
@@ -64,21 +67,40 @@ class FindingIndex:
         if not positions or positions[-1] != position:
             positions.append(position)
 
-    def about(self, keys: Iterable[ObjectKey]) -> list[int]:
-        """The positions of the findings naming any of these objects, in order, once each."""
+    def about(
+        self, keys: Iterable[ObjectKey], shared: frozenset[ObjectKey] = frozenset()
+    ) -> list[int]:
+        """The positions of the findings naming any of these objects or of those of ``shared``,
+        in order, once each. ``shared`` is a set of keys many calls pass (an explanation's
+        pools): its findings are looked up once, on its first call."""
         found: set[int] = set()
         for key in keys:
             positions = self.by_object.get(key)
             if positions:
                 found.update(positions)
+        if shared:
+            found.update(self._about_shared(shared))
         return sorted(found)
 
+    def _about_shared(self, keys: frozenset[ObjectKey]) -> frozenset[int]:
+        # Keyed by the set itself: a frozenset keeps its hash, and the one the caller passes
+        # again is found by identity, without comparing its members.
+        positions = self._shared.get(keys)
+        if positions is None:
+            by_object = self.by_object
+            positions = self._shared[keys] = frozenset(
+                position for key in keys for position in by_object.get(key, ())
+            )
+        return positions
 
-def _explained_pools(x: Explanation | None, cache: dict[int, frozenset[ObjectKey]]) -> Any:
+
+def explained_pools(
+    x: Explanation | None, cache: dict[int, frozenset[ObjectKey]]
+) -> frozenset[ObjectKey]:
     """The pools holding devices the explanation's requests could use (its tally: computed
-    once per explanation, which many Pods share)."""
+    once per explanation, which many Pods share; ``FindingIndex.about``'s ``shared``)."""
     if x is None or not x.requests:
-        return ()
+        return frozenset()
     pools = cache.get(id(x))
     if pools is None:
         pools = cache[id(x)] = frozenset(
@@ -89,7 +111,7 @@ def _explained_pools(x: Explanation | None, cache: dict[int, frozenset[ObjectKey
     return pools
 
 
-def _claim_objects(claim: ResourceClaim) -> list[ObjectKey]:
+def claim_own_objects(claim: ResourceClaim) -> list[ObjectKey]:
     """The claim, its template, the devices it holds and their pools."""
     out: list[ObjectKey] = [claim.key]
     if claim.template is not None:
@@ -103,12 +125,19 @@ def pod_objects(
     pod: Pod, explanation: Explanation | None, cache: dict[int, frozenset[ObjectKey]]
 ) -> list[ObjectKey]:
     """What a Pod's findings may name (module docstring)."""
+    out = pod_own_objects(pod)
+    out += explained_pools(explanation, cache)
+    return out
+
+
+def pod_own_objects(pod: Pod) -> list[ObjectKey]:
+    """What a Pod's findings may name but the pools its explanation could use."""
     out: list[ObjectKey] = [pod.key]
     for ref in pod.claim_refs:
         if ref.template is not None:
             out.append(ref.template.key)
         if ref.claim is not None and not ref.claim.implicit:
-            out += _claim_objects(ref.claim)
+            out += claim_own_objects(ref.claim)
     if pod.job is not None:
         out.append(pod.job.key)
     if pod.group_name:
@@ -122,7 +151,6 @@ def pod_objects(
             for name, n in resources.totals.items()
             if n and name in resources.mapping
         ]
-    out += _explained_pools(explanation, cache)
     return out
 
 
@@ -130,7 +158,7 @@ def claim_objects(
     claim: ResourceClaim, explanation: Explanation | None, cache: dict[int, frozenset[ObjectKey]]
 ) -> list[ObjectKey]:
     """What a claim's findings may name (module docstring)."""
-    out = _claim_objects(claim)
+    out = claim_own_objects(claim)
     if not claim.allocated:
-        out += _explained_pools(explanation, cache)
+        out += explained_pools(explanation, cache)
     return out
