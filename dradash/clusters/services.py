@@ -30,7 +30,13 @@ from dradash.clusters.models import Cluster, cluster_name_validator, live
 from dradash.dra.gc import gc_paused
 from dradash.snapshots import members
 from dradash.snapshots.models import Snapshot, SnapshotRun
-from dradash.snapshots.services import BlobStager, blobs_prune, snapshot_store
+from dradash.snapshots.services import (
+    BlobStager,
+    StagedBlobsGone,
+    blobs_prune,
+    snapshot_store,
+    snapshot_store_staged,
+)
 
 if TYPE_CHECKING:
     from dradash.kube.capture import ConnectionReport
@@ -373,39 +379,54 @@ def _capture_store(
     """Capture the cluster, store the snapshot and end the run in one transaction.
 
     Returns the run and the snapshot, or no snapshot when the run was reaped meanwhile.
+
+    Where the stager stores the blobs (PostgreSQL) the capture does not hold the objects, only
+    their keys and what the stager returns (issue 28: bounded memory). Should a prune delete
+    some of those blobs before the snapshot holds them, the cluster is captured again, holding
+    the objects, and stored as without a stager.
     """
     from dradash.kube.capture import capture
 
-    with stager:
-        with cluster_kube(cluster) as kube:
-            result = capture(
-                kube,
-                page_size=settings.DRADASH_CAPTURE_PAGE_SIZE,
-                on_objects=stager.add,
-                max_object_bytes=settings.DRADASH_CAPTURE_MAX_OBJECT_BYTES,
-            )
-        staged = stager.finish()
-    with transaction.atomic():
-        locked = SnapshotRun.objects.select_for_update().get(id=run_id)
-        if locked.status != SnapshotRun.Status.RUNNING:
-            # Reaped while we worked (and perhaps retried): the retry owns the cluster.
-            logger.warning("capture run %s was %s meanwhile; dropped", run_id, locked.status)
-            return locked, None
-        snapshot = snapshot_store(
-            cluster=cluster,
-            objects=result.objects,
-            source=Snapshot.Source.CAPTURE,
-            captured_at=result.captured_at,
-            server_version=result.server_version,
-            api_versions=result.api_versions,
-            kind_status=result.kind_status,
-            staged=staged,
-        )
-        # Stored: freed before the commit, where the analysis runs when tasks run eagerly
-        # (no broker) and reads the objects from the database (issue 28).
-        result.objects.clear()
-        _run_finish(locked, snapshot=snapshot)
-    return locked, snapshot
+    staging = stager.enabled
+    while True:
+        with stager:
+            with cluster_kube(cluster) as kube:
+                result = capture(
+                    kube,
+                    page_size=settings.DRADASH_CAPTURE_PAGE_SIZE,
+                    on_objects=stager.add if staging else None,
+                    max_object_bytes=settings.DRADASH_CAPTURE_MAX_OBJECT_BYTES,
+                    hold_objects=not staging,
+                )
+            staged = stager.finish() if staging else {}
+        with transaction.atomic():
+            locked = SnapshotRun.objects.select_for_update().get(id=run_id)
+            if locked.status != SnapshotRun.Status.RUNNING:
+                # Reaped while we worked (and perhaps retried): the retry owns the cluster.
+                logger.warning("capture run %s was %s meanwhile; dropped", run_id, locked.status)
+                return locked, None
+            meta: dict[str, Any] = {
+                "cluster": cluster,
+                "source": Snapshot.Source.CAPTURE,
+                "captured_at": result.captured_at,
+                "server_version": result.server_version,
+                "api_versions": result.api_versions,
+                "kind_status": result.kind_status,
+            }
+            if staging:
+                try:
+                    snapshot = snapshot_store_staged(keys=result.keys, staged=staged, **meta)
+                except StagedBlobsGone as exc:
+                    logger.warning("capture run %s: %s; capturing again", run_id, exc)
+                    staging = False
+                    continue
+            else:
+                snapshot = snapshot_store(objects=result.objects, **meta)
+            # Stored: freed before the commit, where the analysis runs when tasks run eagerly
+            # (no broker) and reads the objects from the database (issue 28).
+            result.objects.clear()
+            _run_finish(locked, snapshot=snapshot)
+        return locked, snapshot
 
 
 def _run_finish(run: SnapshotRun, *, snapshot: Snapshot) -> None:

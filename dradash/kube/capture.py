@@ -19,6 +19,9 @@ replaced by ``<redacted>``, ``metadata.managedFields`` dropped.
 
 ``on_objects``, if given, receives the objects page by page as they are kept (a page may come
 again when its list restarts), so that they can be stored while later lists are still read.
+With ``hold_objects=False`` the result then holds only the kept objects' keys, not the objects:
+the filters read what they need of each object (``_NOTES``) as its page goes by, so the capture
+of a large cluster does not hold it all in memory (issue 28).
 
 An object whose JSON is larger than ``max_object_bytes`` is not kept: its kind's status is
 ``error``, with a message naming the object and its size, and the snapshot is partial (no
@@ -92,6 +95,7 @@ class CaptureError(KubeError):
 @dataclass
 class CaptureResult:
     objects: dict[ObjectKey, dict[str, Any]]  # redacted, with kind and apiVersion filled in
+    keys: set[ObjectKey]  # of the objects kept (objects is empty unless they were held)
     kind_status: dict[str, dict[str, Any]]  # {"Pod": {"status": "ok", "message": ""}, ...}
     server_version: str  # gitVersion
     api_versions: list[str]  # served resource.k8s.io versions, e.g. ["resource.k8s.io/v1"]
@@ -192,8 +196,13 @@ def capture(
     now: datetime | None = None,
     on_objects: ObjectsCallback | None = None,
     max_object_bytes: int = DEFAULT_MAX_OBJECT_BYTES,
+    hold_objects: bool = True,
 ) -> CaptureResult:
-    """Read the DRA-related state of the cluster. Raises CaptureError (a KubeError)."""
+    """Read the DRA-related state of the cluster. Raises CaptureError (a KubeError).
+
+    With ``hold_objects=False`` the objects go to ``on_objects`` alone (the result's ``objects``
+    is empty, its ``keys`` say which were kept).
+    """
     captured_at = now or datetime.now(UTC)
     first_request = kube.requests
     try:
@@ -201,7 +210,13 @@ def capture(
         # would otherwise scan again and again (it tripled the time spent parsing).
         with gc_paused():
             return _capture(
-                kube, page_size, captured_at, first_request, on_objects, max_object_bytes
+                kube,
+                page_size,
+                captured_at,
+                first_request,
+                on_objects,
+                max_object_bytes,
+                hold_objects,
             )
     except CaptureError:
         raise
@@ -216,12 +231,16 @@ def _capture(
     first: int,
     on_objects: ObjectsCallback | None,
     max_object_bytes: int,
+    hold_objects: bool,
 ) -> CaptureResult:
     found = discover(kube)
     objects: dict[ObjectKey, dict[str, Any]] = {}
+    keys: set[ObjectKey] = set()
     kind_status: dict[str, dict[str, Any]] = {}
 
-    def read(name: str, keep: Callable[[dict[str, Any]], bool] | None = None) -> list[dict]:
+    def read(name: str, keep: Callable[[dict[str, Any]], bool] | None = None) -> list[Any]:
+        """The notes (_NOTES) of the kind's kept objects; the objects go to ``objects`` when
+        held."""
         if name not in found.served:
             kind_status[name] = dict(found.missing[name])
             return []
@@ -237,6 +256,8 @@ def _capture(
                 on_objects,
                 max_object_bytes=max_object_bytes,
                 refused=refused,
+                note=_NOTES.get(name),
+                hold=hold_objects,
             )
         except KubeError as e:
             if e.status == 403:
@@ -255,21 +276,36 @@ def _capture(
             }
         else:
             kind_status[name] = {"status": "ok" if listed else "absent", "message": ""}
-        objects.update(listed)
-        return list(listed.values())
+        keys.update(listed)
+        if hold_objects:
+            objects.update((key, obj) for key, (obj, _) in listed.items())
+        return [note for _, note in listed.values()]
 
-    classes: list[dict[str, Any]] = []
+    # Events: about the captured Pods and claims, the captured ResourceSlices and
+    # DeviceTaintRules, and the Nodes that publish slices or run a captured Pod (a node's own
+    # events: NotReady, reboots; not those of every node of a large cluster).
+    subjects: set[tuple[str, ...]] = set()
+    dra_nodes: set[str] = set()
+    classes: list[str] = []  # the extended resource names DeviceClasses map ("" for none)
     for name in CAPTURE_ORDER[: CAPTURE_ORDER.index("ResourceClaim")]:
-        listed = read(name)
+        notes = read(name)
         if name == "DeviceClass":
-            classes = listed
-    claims = read("ResourceClaim")
+            classes = notes
+        elif name == "ResourceSlice":
+            for node, about in notes:
+                dra_nodes.add(node)
+                subjects.update(about)
+        elif name == "DeviceTaintRule":
+            for about in notes:
+                subjects.update(about)
+    # Pods: those using DRA, and those claims name as consumers or owners.
+    claim_pods: set[tuple[str, str]] = set()  # ("uid", uid) or ("name", "ns/name")
+    for refs, about in read("ResourceClaim"):
+        claim_pods.update(refs)
+        subjects.update(about)
     read("Workload")
     # Every PodGroup: a gang's verdict counts its members, whether they use DRA or not.
-    groups = {
-        (meta.get("namespace") or "default", str(meta.get("name") or ""))
-        for meta in ((g.get("metadata") or {}) for g in read("PodGroup"))
-    }
+    groups = set(read("PodGroup"))
     # Extended resources a DeviceClass maps (unknown when the classes could not be read; none
     # when the server does not serve resource.k8s.io at all, so that a cluster of device
     # plugins only does not have all its GPU Pods kept).
@@ -277,17 +313,7 @@ def _capture(
     if kind_status.get("DeviceClass", {}).get("status") in ("ok", "absent") or (
         not found.api_versions
     ):
-        explicit = {str((c.get("spec") or {}).get("extendedResourceName") or "") for c in classes}
-
-    # Pods: those using DRA, and those claims name as consumers or owners.
-    claim_pods: set[tuple[str, str]] = set()  # ("uid", uid) or ("name", "ns/name")
-    for claim in claims:
-        meta = claim.get("metadata") or {}
-        ns = meta.get("namespace") or "default"
-        refs = [r for r in (claim.get("status") or {}).get("reservedFor") or [] if _is_pod_ref(r)]
-        refs += [o for o in meta.get("ownerReferences") or [] if _is_pod_ref(o)]
-        for ref in refs:
-            claim_pods.add(_ref_key(ns, ref))
+        explicit = set(classes)
 
     def wanted_pod(pod: dict[str, Any]) -> bool:
         spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -306,19 +332,11 @@ def _capture(
             claim_pods
         )
 
-    pods = read("Pod", wanted_pod)
-
     job_refs: set[tuple[str, str]] = set()
-    for pod in pods:
-        meta = pod.get("metadata") or {}
-        ns = meta.get("namespace") or "default"
-        for owner in meta.get("ownerReferences") or []:
-            if (
-                isinstance(owner, dict)
-                and owner.get("kind") == "Job"
-                and str(owner.get("apiVersion", "")).startswith("batch/")
-            ):
-                job_refs.add(_ref_key(ns, owner))
+    for owners, node, about in read("Pod", wanted_pod):
+        job_refs.update(owners)
+        dra_nodes.add(node)
+        subjects.update(about)
 
     def wanted_job(job: dict[str, Any]) -> bool:
         meta = job.get("metadata") or {}
@@ -329,27 +347,8 @@ def _capture(
 
     read("Job", wanted_job)
 
-    # Events: about the captured Pods and claims, the captured ResourceSlices and
-    # DeviceTaintRules, and the Nodes that publish slices or run a captured Pod (a node's own
-    # events: NotReady, reboots; not those of every node of a large cluster).
-    dra_nodes = {
-        str((s.get("spec") or {}).get("nodeName") or "")
-        for s in objects.values()
-        if s.get("kind") == "ResourceSlice"
-    }
-    dra_nodes |= {str((p.get("spec") or {}).get("nodeName") or "") for p in pods}
     dra_nodes.discard("")
-    subjects: set[tuple[str, ...]] = {("Node", "", name) for name in dra_nodes}
-    for obj in (
-        pods
-        + claims
-        + [o for o in objects.values() if o.get("kind") in ("ResourceSlice", "DeviceTaintRule")]
-    ):
-        meta = obj.get("metadata") or {}
-        if meta.get("uid"):
-            subjects.add(("uid", meta["uid"]))
-        ns = (meta.get("namespace") or "default") if obj["kind"] in EVENT_NAMESPACED else ""
-        subjects.add((obj["kind"], ns, meta.get("name", "")))
+    subjects |= {("Node", "", name) for name in dra_nodes}
 
     def wanted_event(event: dict[str, Any]) -> bool:
         involved = event.get("involvedObject")
@@ -370,12 +369,76 @@ def _capture(
 
     return CaptureResult(
         objects=objects,
+        keys=keys,
         kind_status={name: kind_status[name] for name in KINDS},
         server_version=found.server_version,
         api_versions=found.api_versions,
         captured_at=captured_at,
         requests=kube.requests - first,
     )
+
+
+# What the filters of later lists need of a kept object, taken as its page goes by: the
+# objects themselves need not be held.
+
+
+def _event_subjects(obj: dict[str, Any]) -> list[tuple[str, ...]]:
+    """How an Event may name this object: by uid, and by kind, namespace and name."""
+    meta = obj.get("metadata") or {}
+    subjects: list[tuple[str, ...]] = []
+    if meta.get("uid"):
+        subjects.append(("uid", meta["uid"]))
+    ns = (meta.get("namespace") or "default") if obj["kind"] in EVENT_NAMESPACED else ""
+    subjects.append((obj["kind"], ns, meta.get("name", "")))
+    return subjects
+
+
+def _class_note(device_class: dict[str, Any]) -> str:
+    return str((device_class.get("spec") or {}).get("extendedResourceName") or "")
+
+
+def _slice_note(resource_slice: dict[str, Any]) -> tuple[str, list[tuple[str, ...]]]:
+    node = str((resource_slice.get("spec") or {}).get("nodeName") or "")
+    return node, _event_subjects(resource_slice)
+
+
+def _claim_note(claim: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, ...]]]:
+    """The Pods a claim names (consumers and owner), and how Events name the claim."""
+    meta = claim.get("metadata") or {}
+    ns = meta.get("namespace") or "default"
+    refs = [r for r in (claim.get("status") or {}).get("reservedFor") or [] if _is_pod_ref(r)]
+    refs += [o for o in meta.get("ownerReferences") or [] if _is_pod_ref(o)]
+    return [_ref_key(ns, ref) for ref in refs], _event_subjects(claim)
+
+
+def _group_note(group: dict[str, Any]) -> tuple[str, str]:
+    meta = group.get("metadata") or {}
+    return (meta.get("namespace") or "default", str(meta.get("name") or ""))
+
+
+def _pod_note(pod: dict[str, Any]) -> tuple[list[tuple[str, str]], str, list[tuple[str, ...]]]:
+    """The Jobs that own a Pod, its node, and how Events name it."""
+    meta = pod.get("metadata") or {}
+    ns = meta.get("namespace") or "default"
+    jobs = [
+        _ref_key(ns, owner)
+        for owner in meta.get("ownerReferences") or []
+        if isinstance(owner, dict)
+        and owner.get("kind") == "Job"
+        and str(owner.get("apiVersion", "")).startswith("batch/")
+    ]
+    node = str((pod.get("spec") or {}).get("nodeName") or "")
+    return jobs, node, _event_subjects(pod)
+
+
+_NOTES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "DeviceClass": _class_note,
+    "ResourceSlice": _slice_note,
+    "DeviceTaintRule": _event_subjects,
+    "ResourceClaim": _claim_note,
+    "PodGroup": _group_note,
+    "Pod": _pod_note,
+}
 
 
 def _is_pod_ref(ref: Any) -> bool:
@@ -402,8 +465,11 @@ def _list_all(
     *,
     max_object_bytes: int = DEFAULT_MAX_OBJECT_BYTES,
     refused: list[str] | None = None,
-) -> dict[ObjectKey, dict[str, Any]]:
-    """Every object of a kind (that ``keep`` accepts), page by page, redacted.
+    note: Callable[[dict[str, Any]], Any] | None = None,
+    hold: bool = True,
+) -> dict[ObjectKey, tuple[dict[str, Any] | None, Any]]:
+    """Every object of a kind (that ``keep`` accepts), page by page, redacted, with its ``note``
+    (or None); the object itself only if ``hold``, else None.
 
     A 410 Expired on a continue token restarts the list from scratch, MAX_LIST_RESTARTS times.
     Pages are dropped as soon as their objects are sorted out, and their kept objects handed to
@@ -412,7 +478,7 @@ def _list_all(
     """
     path = f"{_base(api_version)}/{kind.plural}"
     for _attempt in range(MAX_LIST_RESTARTS + 1):
-        listed: dict[ObjectKey, dict[str, Any]] = {}
+        listed: dict[ObjectKey, tuple[dict[str, Any] | None, Any]] = {}
         if refused is not None:
             refused.clear()
         token = ""
@@ -437,7 +503,10 @@ def _list_all(
                             continue
                         kept[object_key(kind, obj)] = obj
                 del items
-                listed.update(kept)
+                listed.update(
+                    (key, (obj if hold else None, None if note is None else note(obj)))
+                    for key, obj in kept.items()
+                )
                 if on_objects is not None and kept:
                     on_objects(kept)
                 if not token:

@@ -11,7 +11,7 @@ import re
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -171,6 +171,7 @@ def _blobs_insert(rows: list[BlobRow]) -> dict[str, int]:
 
 
 # What a BlobStager stored: each object's digest and blob id.
+STAGER_BACKLOG = 8  # pages of objects queued for a BlobStager at most (then the capture waits)
 Staged = dict[ObjectKey, tuple[str, int]]
 
 
@@ -182,10 +183,14 @@ class BlobStager:
     text and digest and inserts the blobs not stored yet, committing every batch on its own
     connection. ``finish()`` waits for it and returns each object's digest and blob id for
     ``snapshot_store(staged=…)``, which then only checks that those blobs are still there (until
-    then no snapshot refers to them, so a prune may delete them) and stores again any missing.
+    then no snapshot refers to them, so a prune may delete them) and stores again any missing,
+    or for ``snapshot_store_staged``, which needs no objects (and stores nothing if any is).
     For the same reason ``discard()`` (after a failed capture) prunes the blobs this stager
     inserted that no snapshot refers to; those of a worker killed mid-capture are left to the
     next ``blobs_prune()``.
+
+    At most ``STAGER_BACKLOG`` pages wait for the thread: beyond, ``add`` waits too, so that a
+    database slower than the download does not have the capture hold every object (issue 28).
 
     It stages only on PostgreSQL, outside a transaction (whose rollback could not undo blobs
     committed on another connection). Otherwise ``add`` does nothing and snapshot_store stores
@@ -196,7 +201,9 @@ class BlobStager:
         self.enabled = connection.vendor == "postgresql" and not connection.in_atomic_block
         self.inserted: list[int] = []  # ids of the blobs this stager inserted
         self._staged: Staged = {}
-        self._queue: queue.SimpleQueue[dict[ObjectKey, dict[str, Any]] | None] = queue.SimpleQueue()
+        self._queue: queue.Queue[dict[ObjectKey, dict[str, Any]] | None] = queue.Queue(
+            STAGER_BACKLOG
+        )
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="blob-stager", daemon=True)
@@ -215,7 +222,20 @@ class BlobStager:
         if self.enabled:
             if self._thread.ident is None:  # not started yet
                 self._thread.start()
-            self._queue.put(objects)
+            self._put(objects)
+
+    def _put(self, objects: dict[ObjectKey, dict[str, Any]] | None) -> None:
+        """Queue, waiting while the backlog is full, until the thread ends (then objects raise
+        its error)."""
+        while True:
+            try:
+                self._queue.put(objects, timeout=0.1)
+                return
+            except queue.Full:
+                if not self._thread.is_alive():
+                    if self._error is not None and objects is not None:
+                        raise self._error from None
+                    return
 
     def finish(self) -> Staged:
         """Wait until everything added is stored; {key: (digest, blob id)} of what was staged."""
@@ -235,7 +255,7 @@ class BlobStager:
 
     def _finish_thread(self) -> None:
         if self._thread.is_alive():
-            self._queue.put(None)
+            self._put(None)
             self._thread.join()
 
     def _run(self) -> None:
@@ -245,13 +265,16 @@ class BlobStager:
                 if objects is None or self._stop.is_set():
                     return
                 # Whatever else is queued already goes in the same batch.
+                last = False
                 while len(objects) < BATCH and not self._queue.empty():
                     more = self._queue.get()
                     if more is None:
-                        self._queue.put(None)
+                        last = True
                         break
                     objects = {**objects, **more}
                 self._stage(objects)
+                if last:
+                    return
         except BaseException as exc:  # handed to the capture through add() and finish()
             self._error = exc
         finally:
@@ -274,10 +297,12 @@ class BlobStager:
                 inserted = _blobs_insert(new)
             self.inserted += inserted.values()
             ids.update(inserted)
+            if len(ids) < len(rows):  # inserted meanwhile by another transaction
+                ids.update(_blob_ids([d for d in rows if d not in ids]))
         for key, digest in digests.items():
             if digest in ids:
                 self._staged[key] = (digest, ids[digest])
-            else:  # inserted meanwhile by another transaction: left to snapshot_store
+            else:  # inserted meanwhile, then pruned: left to snapshot_store
                 self._staged.pop(key, None)
 
 
@@ -377,6 +402,49 @@ def snapshot_store(
         kind_status=kind_status,
         ignored=ignored,
         feature_gates=feature_gates,
+    )
+
+
+class StagedBlobsGone(Exception):
+    """Some blobs a BlobStager stored are gone (pruned before a snapshot held them)."""
+
+
+@transaction.atomic
+def snapshot_store_staged(
+    *,
+    cluster: Cluster,
+    keys: Collection[ObjectKey],
+    staged: Staged,
+    source: str,
+    captured_at: datetime,
+    server_version: str = "",
+    api_versions: Sequence[str] = (),
+    kind_status: dict[str, dict[str, Any]] | None = None,
+) -> Snapshot:
+    """Store a snapshot whose objects (``keys``) a BlobStager stored all, without the objects.
+
+    Stores the snapshot that snapshot_store would store of the same objects. Raises
+    StagedBlobsGone, storing nothing, if an object was not staged or a prune deleted its blob
+    meanwhile: the objects are needed again then (the caller captures again).
+    """
+    _blob_lock(exclusive=False)
+    blob_ids = set()
+    for key in keys:
+        if key not in staged:
+            raise StagedBlobsGone(f"{key[0]} {key[1]}/{key[2]} was not staged")
+        blob_ids.add(staged[key][1])
+    if not _blobs_exist(blob_ids):
+        raise StagedBlobsGone("staged blobs were pruned before the snapshot was stored")
+    return _snapshot_create(
+        cluster=cluster,
+        counts=Counter(key[0] for key in keys),
+        blob_ids=list(blob_ids),
+        source=source,
+        captured_at=captured_at,
+        server_version=server_version,
+        api_versions=api_versions,
+        kind_status=kind_status,
+        ignored=None,
     )
 
 

@@ -218,6 +218,51 @@ def test_a_capture_stores_each_object_once_and_a_recapture_adds_none(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_staged_capture_holds_no_object_and_stores_the_snapshot_held_objects_give(
+    cluster: Cluster, kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dradash.kube import capture
+
+    results: list[tuple[capture.CaptureResult, set]] = []  # and the objects it held
+    real_capture = capture.capture
+
+    def recorded(*args, **kwargs):
+        result = real_capture(*args, **kwargs)
+        results.append((result, set(result.objects)))  # (freed once stored)
+        return result
+
+    monkeypatch.setattr(capture, "capture", recorded)
+
+    class Unstaged(services.BlobStager):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enabled = False  # as on SQLite: the objects are held and stored at once
+
+    monkeypatch.setattr(services, "BlobStager", Unstaged)
+    held = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+    monkeypatch.undo()
+    monkeypatch.setattr(capture, "capture", recorded)
+    staged = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+
+    assert held is not None and held.snapshot is not None
+    assert staged is not None and staged.snapshot is not None
+    [(with_objects, held_keys), (without, staged_keys)] = results
+    # The staged capture held no object, only the objects' keys.
+    assert staged_keys == set() and without.objects == {}
+    assert held_keys == with_objects.keys == without.keys
+    assert len(without.keys) > 20
+    # The snapshot stored is the one stored from the held objects.
+    first, second = held.snapshot, staged.snapshot
+    assert second.members == first.members
+    assert (second.kinds, second.status, second.object_count) == (
+        first.kinds,
+        first.status,
+        first.object_count,
+    )
+    assert ObjectBlob.objects.count() == first.object_count
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_capture_failing_after_its_blobs_were_staged_leaves_none(
     cluster: Cluster, kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +271,7 @@ def test_a_capture_failing_after_its_blobs_were_staged_leaves_none(
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(services, "snapshot_store", broken)
+    monkeypatch.setattr(services, "snapshot_store_staged", broken)
     finished = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
 
     assert finished is not None and finished.status == "failed"
@@ -236,7 +282,10 @@ def test_a_capture_failing_after_its_blobs_were_staged_leaves_none(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_prune_between_staging_and_storing_loses_no_object(
-    cluster: Cluster, kube_api: KubeAPIServer, monkeypatch: pytest.MonkeyPatch
+    cluster: Cluster,
+    kube_api: KubeAPIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     real_finish = services.BlobStager.finish
 
@@ -246,9 +295,12 @@ def test_a_prune_between_staging_and_storing_loses_no_object(
         return staged
 
     monkeypatch.setattr(services.BlobStager, "finish", finish_then_prune)
-    finished = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
+    with caplog.at_level("WARNING", logger=services.logger.name):
+        finished = capture_run_execute(capture_run_create(cluster, enqueue=False).pk)
 
     assert finished is not None and finished.snapshot is not None
+    # The staged objects were not held: the cluster was captured again, holding them.
+    assert "capturing again" in caplog.text
     snapshot = finished.snapshot
     assert len(list(snapshot_objects(snapshot, fields=("data",)))) == snapshot.object_count
     assert ObjectBlob.objects.count() == snapshot.object_count

@@ -181,6 +181,24 @@ def test_kept_objects_are_handed_over_page_by_page_while_reading(
     assert sum(len(page) for page in pages) == len(result.objects)  # each once
 
 
+@pytest.mark.parametrize("expired", ["", "resourceclaims", "pods"])
+def test_objects_not_held_are_handed_over_and_filtered_as_held_ones(
+    api: KubeAPIServer, tmp_path: Path, expired: str
+) -> None:
+    with kube_for(api, tmp_path) as kube:
+        held = capture(kube, page_size=4)
+    if expired:  # a list restarted: its first pages come again
+        api.expire_continue(expired)
+    pages: list[dict] = []
+    with kube_for(api, tmp_path) as kube:
+        result = capture(kube, page_size=4, on_objects=pages.append, hold_objects=False)
+
+    assert result.objects == {}  # no object held: only their keys
+    assert result.keys == held.keys == set(held.objects)
+    assert {key: obj for page in pages for key, obj in page.items()} == held.objects
+    assert result.kind_status == held.kind_status
+
+
 # --- per-kind problems -----------------------------------------------------------------------
 
 

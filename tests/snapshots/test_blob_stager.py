@@ -138,3 +138,80 @@ def test_an_error_while_staging_reaches_the_capture(monkeypatch: pytest.MonkeyPa
         with pytest.raises(RuntimeError, match="disk full"):
             stager.add(demo_objects())  # a capture still reading stops at its next page
     assert not ObjectBlob.objects.exists()
+
+
+def test_the_backlog_is_bounded_and_a_full_one_still_sees_the_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    raised: list[BaseException] = []
+
+    def stuck(stager: BlobStager, objects: Objects) -> None:
+        started.set()
+        release.wait(10)
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(BlobStager, "_stage", stuck)
+    items = list(demo_objects().items())
+    with BlobStager() as stager:
+        stager.add(dict(items[:1]))
+        assert started.wait(10)
+        for i in range(services.STAGER_BACKLOG):  # queued while the thread is busy
+            stager.add(dict(items[i + 1 : i + 2]))
+        assert stager._queue.full()
+
+        def add_one_more() -> None:
+            try:
+                stager.add(dict(items[-1:]))
+            except RuntimeError as exc:
+                raised.append(exc)
+
+        waiting = threading.Thread(target=add_one_more)
+        waiting.start()
+        waiting.join(0.3)
+        assert waiting.is_alive()  # the capture waits for the backlog to go down
+        release.set()
+        with pytest.raises(RuntimeError, match="disk full"):
+            stager.finish()
+        waiting.join(10)
+        assert not waiting.is_alive()
+    assert [str(exc) for exc in raised] == ["disk full"]  # the waiting capture stops too
+
+
+def test_a_snapshot_of_staged_blobs_is_the_snapshot_of_the_objects() -> None:
+    objects = demo_objects()
+    stager, staged = stage(objects)
+    cluster, _ = Cluster.objects.get_or_create(name="staged")
+    snapshot = services.snapshot_store_staged(
+        cluster=cluster,
+        keys=set(objects),
+        staged=staged,
+        source=Snapshot.Source.CAPTURE,
+        captured_at=timezone.now(),
+    )
+    again = store(objects)
+
+    assert (snapshot.members, snapshot.kinds, snapshot.status, snapshot.object_count) == (
+        again.members,
+        again.kinds,
+        again.status,
+        again.object_count,
+    )
+
+
+def test_a_snapshot_of_staged_blobs_pruned_meanwhile_is_not_stored() -> None:
+    objects = demo_objects()
+    stager, staged = stage(objects)
+    assert blobs_prune() == len(stager.inserted)
+    cluster, _ = Cluster.objects.get_or_create(name="staged")
+    with pytest.raises(services.StagedBlobsGone):
+        services.snapshot_store_staged(
+            cluster=cluster,
+            keys=set(objects),
+            staged=staged,
+            source=Snapshot.Source.CAPTURE,
+            captured_at=timezone.now(),
+        )
+    assert not Snapshot.objects.exists()
