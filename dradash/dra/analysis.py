@@ -623,9 +623,8 @@ def attach_findings(
                 concerns.explained_pools(p.diagnosis.explanation, pools),
             )
     for c in claims:
-        c.findings = index.about(
-            concerns.claim_own_objects(c.claim),
-            frozenset() if c.claim.allocated else concerns.explained_pools(c.explanation, pools),
+        c.findings = index.about(  # (an allocated claim has no explanation: no pools)
+            concerns.claim_own_objects(c.claim), concerns.explained_pools(c.explanation, pools)
         )
 
 
