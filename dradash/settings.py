@@ -444,6 +444,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    "device-facts-prune": {
+        "task": "dradash.analysis.tasks.device_facts_prune",
+        "schedule": 3600.0,
+        "options": {"expires": 3500},
+    },
 }
 
 # Live capture: seconds one Kubernetes API request may take, objects per list page, how long a

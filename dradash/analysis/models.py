@@ -290,8 +290,31 @@ class FindingObject(models.Model):
         return f"{self.kind} {self.namespace}/{self.name}"
 
 
+class DeviceFacts(models.Model):
+    """What a device row shows and what its filters look for, stored once however many
+    snapshots show the device unchanged: consecutive captures of a cluster refer to the same
+    row, so a capture writes the facts of the devices that changed and, for the others, only a
+    DeviceRow (dradash.analysis.services.device_facts_prune deletes those no row refers to)."""
+
+    digest = models.CharField(max_length=64)  # sha256 of the three columns' text
+    # What the class and attribute filters look for (DeviceRecord.tokens, "status:…"): on
+    # PostgreSQL a JSON list in ``tokens``, which a GIN index answers without reading the
+    # rows; elsewhere the same as lines in ``attributes``, which a filter searches as text.
+    attributes = models.TextField(blank=True)
+    tokens = models.JSONField(default=list, blank=True)
+    data = models.JSONField()  # the API row (DeviceRecord.as_dict)
+
+    class Meta:
+        verbose_name_plural = "device facts"
+        constraints = [models.UniqueConstraint(fields=["digest"], name="devicefacts_digest")]
+
+    def __str__(self) -> str:
+        return f"device facts {self.digest[:12]}"
+
+
 class DeviceRow(models.Model):
-    """A device of the pools the allocator would use (the devices page and API)."""
+    """A device of the pools the allocator would use (the devices page and API): where it is
+    in the snapshot's list and what lists filter on; what it shows is its ``facts``."""
 
     snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()  # driver → pool → node → name
@@ -303,12 +326,7 @@ class DeviceRow(models.Model):
     tainted = models.BooleanField(default=False)
     classes = models.TextField(blank=True)  # lines() of the classes admitting it
     claims = models.TextField(blank=True)  # lines() of "namespace/name" holding it
-    # What the class and attribute filters look for (DeviceRecord.tokens): on PostgreSQL a
-    # JSON list in ``tokens``, which a GIN index answers without reading the rows; elsewhere
-    # the same as lines in ``attributes``, which a filter searches as text.
-    attributes = models.TextField(blank=True)
-    tokens = models.JSONField(default=list, blank=True)
-    data = models.JSONField()  # the API row (DeviceRecord.as_dict)
+    facts = models.ForeignKey(DeviceFacts, on_delete=models.PROTECT, related_name="+")
 
     class Meta:
         ordering = ["position"]
@@ -322,6 +340,12 @@ class DeviceRow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.driver}/{self.pool}/{self.device}"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The API row (DeviceRecord.as_dict); read with select_related("facts")."""
+        data: dict[str, Any] = self.facts.data
+        return data
 
     @property
     def class_list(self) -> list[str]:

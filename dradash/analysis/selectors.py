@@ -70,7 +70,11 @@ def claim_verdicts(snapshot: Snapshot) -> QuerySet[ClaimVerdict]:
 
 
 def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
-    return DeviceRow.objects.filter(snapshot=snapshot).defer("attributes")
+    return (
+        DeviceRow.objects.filter(snapshot=snapshot)
+        .select_related("facts")
+        .defer("facts__attributes", "facts__tokens")
+    )
 
 
 def pool_rows(snapshot: Snapshot) -> QuerySet[PoolRow]:
@@ -498,7 +502,8 @@ def node_devices(snapshot: Snapshot, name: str) -> list[DeviceRow]:
     """The devices of the node's own slices (node-local), driver → pool → name."""
     return list(
         DeviceRow.objects.filter(snapshot=snapshot, node=name)
-        .defer("attributes", "tokens")
+        .select_related("facts")
+        .defer("facts__attributes", "facts__tokens")
         .order_by("position")
     )
 
@@ -515,7 +520,8 @@ def node_exists(snapshot: Snapshot, name: str) -> bool:
 def device_detail(snapshot: Snapshot, driver: str, pool: str, device: str) -> DeviceRow | None:
     return (
         DeviceRow.objects.filter(snapshot=snapshot, driver=driver, pool=pool, device=device)
-        .defer("attributes", "tokens")
+        .select_related("facts")
+        .defer("facts__attributes", "facts__tokens")
         .first()
     )
 
@@ -549,18 +555,18 @@ def device_timeline(
         .values(
             "snapshot_id",
             "snapshot__captured_at",
-            "data__claims",
-            "data__pods",
-            "data__health",
-            "data__taint_sources",
-            "data__evictions",
+            "facts__data__claims",
+            "facts__data__pods",
+            "facts__data__health",
+            "facts__data__taint_sources",
+            "facts__data__evictions",
         )[:HISTORY_SHOWN]
     )
     history = [
         (
             r["snapshot_id"],
             r["snapshot__captured_at"],
-            {key.removeprefix("data__"): r[key] for key in r if key.startswith("data__")},
+            {key.removeprefix("facts__data__"): r[key] for key in r if key.startswith("facts__")},
         )
         for r in reversed(rows)
     ]
@@ -597,7 +603,14 @@ def device_history(snapshot: Snapshot, driver: str, pool: str, device: str) -> l
             snapshot__analysis__status=SnapshotAnalysis.Status.DONE,
         )
         .order_by("-snapshot__captured_at", "-snapshot_id")
-        .values("snapshot_id", "snapshot__captured_at", "status", "tainted", "claims", "data__pods")
+        .values(
+            "snapshot_id",
+            "snapshot__captured_at",
+            "status",
+            "tainted",
+            "claims",
+            "facts__data__pods",
+        )
     )[:HISTORY_SHOWN]
     return [
         {
@@ -605,7 +618,7 @@ def device_history(snapshot: Snapshot, driver: str, pool: str, device: str) -> l
             "captured_at": r["snapshot__captured_at"],
             "status": r["status"],
             "claims": unlines(r["claims"]),
-            "pods": r["data__pods"] or [],
+            "pods": r["facts__data__pods"] or [],
             "tainted": r["tainted"],
         }
         for r in rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -14,12 +15,13 @@ import orjson
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, models, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from dradash.analysis.models import (
     RETRIES,
     ClaimVerdict,
+    DeviceFacts,
     DeviceRow,
     Explanation,
     Finding,
@@ -43,6 +45,7 @@ from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
+FACTS_LOCK = 0x64726166  # "draf": storing DeviceFacts against pruning them
 # The kinds a device's selectors and taints come from (a diff reads them all when a
 # DeviceTaintRule changed).
 DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
@@ -423,45 +426,7 @@ def _store(
         ),
     )
     _store_findings(snapshot, result)
-    on_postgresql = connection.vendor == "postgresql"  # see DeviceRow.tokens
-    scope = [f"snapshot:{snapshot.pk}"]  # so that the index finds one snapshot's devices
-    _copy(
-        DeviceRow,
-        [
-            "snapshot_id",
-            "position",
-            "driver",
-            "pool",
-            "device",
-            "node",
-            "status",
-            "tainted",
-            "classes",
-            "claims",
-            "attributes",
-            "tokens",
-            "data",
-        ],
-        (
-            [
-                snapshot.pk,
-                position,
-                r.device.driver,
-                r.device.pool_name,
-                r.device.name,
-                r.device.node_name,
-                r.status,
-                r.tainted,
-                lines(r.classes),
-                lines([f"{ns}/{name}" for ns, name in r.holders]),
-                "" if on_postgresql else lines(tokens),
-                _dumps([*scope, f"status:{r.status}", *tokens] if on_postgresql else []),
-                _dumps(r.as_dict()),
-            ]
-            for position, r in enumerate(result.devices)
-            for tokens in [r.tokens()]
-        ),
-    )
+    _store_devices(snapshot, result)
     _copy(
         PoolRow,
         ["snapshot_id", "position", "driver", "pool", "data", "slices"],
@@ -482,9 +447,10 @@ def _store(
         ["snapshot_id", "name", "data"],
         ([snapshot.pk, n.name, _dumps(n.data)] for n in result.nodes),
     )
-    if on_postgresql:  # the planner's statistics, for the token lookups of the new rows
+    if connection.vendor == "postgresql":  # the planner's statistics, for the new rows
         with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {DeviceRow._meta.db_table}")
+            for model in (DeviceRow, DeviceFacts):
+                cursor.execute(f"ANALYZE {model._meta.db_table}")
     SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
         status=SnapshotAnalysis.Status.DONE,
         error="",
@@ -501,6 +467,137 @@ def _store(
         ),
         device_index=result.device_index.to_bytes() if result.device_index else b"",
     )
+
+
+def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
+    """The snapshot's DeviceRows, each referring to its DeviceFacts: the facts of a device that
+    an earlier snapshot showed the same are not written again."""
+    on_postgresql = connection.vendor == "postgresql"  # see DeviceFacts.tokens
+    _facts_lock(exclusive=False)
+    facts: list[int] = []  # by position
+    for start in range(0, len(result.devices), BATCH):
+        texts: dict[str, tuple[str, str, str]] = {}
+        digests = []
+        for r in result.devices[start : start + BATCH]:
+            tokens = r.tokens()
+            row = (
+                "" if on_postgresql else lines(tokens),
+                _dumps(tokens if on_postgresql else []),
+                _dumps(r.as_dict()),
+            )
+            digest = hashlib.sha256("\n".join(row).encode()).hexdigest()
+            texts[digest] = row
+            digests.append(digest)
+        ids = _facts_ids(texts)
+        facts += [ids[d] for d in digests]
+    _copy(
+        DeviceRow,
+        [
+            "snapshot_id",
+            "position",
+            "driver",
+            "pool",
+            "device",
+            "node",
+            "status",
+            "tainted",
+            "classes",
+            "claims",
+            "facts_id",
+        ],
+        (
+            [
+                snapshot.pk,
+                position,
+                r.device.driver,
+                r.device.pool_name,
+                r.device.name,
+                r.device.node_name,
+                r.status,
+                r.tainted,
+                lines(r.classes),
+                lines([f"{ns}/{name}" for ns, name in r.holders]),
+                facts[position],
+            ]
+            for position, r in enumerate(result.devices)
+        ),
+    )
+
+
+def _facts_ids(texts: dict[str, tuple[str, str, str]]) -> dict[str, int]:
+    """{digest: DeviceFacts id} for these facts ({digest: (attributes, tokens, data)}, JSON
+    as text), inserting those not stored yet; one another analysis inserts meanwhile is used."""
+    found = dict(DeviceFacts.objects.filter(digest__in=list(texts)).values_list("digest", "id"))
+    new = [(digest, *row) for digest, row in texts.items() if digest not in found]
+    if not new:
+        return found
+    if connection.vendor == "postgresql":  # one statement per batch, the JSON parsed there
+        digests, attributes, tokens, data = (list(column) for column in zip(*new, strict=True))
+        table = DeviceFacts._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (digest, attributes, tokens, data) "
+                "SELECT * FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::jsonb[]) "
+                "ON CONFLICT (digest) DO NOTHING",
+                [digests, attributes, tokens, data],
+            )
+    else:
+        DeviceFacts.objects.bulk_create(
+            [
+                DeviceFacts(digest=digest, attributes=a, tokens=json.loads(t), data=json.loads(d))
+                for digest, a, t, d in new
+            ],
+            ignore_conflicts=True,
+        )
+    missing = [row[0] for row in new]
+    found.update(DeviceFacts.objects.filter(digest__in=missing).values_list("digest", "id"))
+    return found
+
+
+def snapshot_device_facts(snapshot_ids: Iterable[int]) -> list[int]:
+    """The DeviceFacts ids these snapshots' rows refer to (to prune once they are deleted)."""
+    return list(
+        DeviceRow.objects.filter(snapshot_id__in=list(snapshot_ids))
+        .order_by()
+        .values_list("facts_id", flat=True)
+        .distinct()
+    )
+
+
+def _facts_lock(*, exclusive: bool) -> None:
+    """Take the device facts lock until the end of the current transaction (PostgreSQL
+    only): analyses storing rows share it, a prune holds it alone, so that no prune deletes
+    facts an analysis has found and is about to refer to."""
+    if connection.vendor != "postgresql":
+        return
+    function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s)", [FACTS_LOCK])
+
+
+@transaction.atomic
+def device_facts_prune(*, among: Iterable[int] | None = None) -> int:
+    """Delete the DeviceFacts no DeviceRow refers to any more (only those of ``among``, if
+    given: the facts of rows just deleted); how many. Snapshot retention calls it with the
+    facts of the snapshots it deletes, beat every hour for all (a deleted cluster's)."""
+    _facts_lock(exclusive=True)
+    unused = DeviceFacts.objects.filter(~Exists(DeviceRow.objects.filter(facts=OuterRef("pk"))))
+    if among is None:
+        candidates = list(unused.values_list("id", flat=True))
+    else:
+        ids = sorted(set(among))
+        candidates = [
+            pk
+            for start in range(0, len(ids), BATCH)
+            for pk in unused.filter(id__in=ids[start : start + BATCH]).values_list("id", flat=True)
+        ]
+    deleted = 0
+    for start in range(0, len(candidates), BATCH):
+        count, _ = DeviceFacts.objects.filter(id__in=candidates[start : start + BATCH]).delete()
+        deleted += count
+    if deleted:
+        logger.info("deleted %d device facts no snapshot shows", deleted)
+    return deleted
 
 
 def _verdict(

@@ -34,3 +34,10 @@ def analyse_snapshot(snapshot_id: int) -> None:
 def analyses_reap() -> None:
     """Beat, every minute: queue again failed and lost analyses (see services.analyses_reap)."""
     services.analyses_reap()
+
+
+@shared_task(ignore_result=True)
+def device_facts_prune() -> None:
+    """Beat, every hour: delete the device facts no snapshot shows any more (those of snapshots
+    deleted outside retention, a deleted cluster's; see services.device_facts_prune)."""
+    services.device_facts_prune()

@@ -606,13 +606,11 @@ class DeviceListApi(AnalysedApi):
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
-        filterset = DeviceFilter(
-            request.query_params, device_rows(snapshot), snapshot_id=snapshot.pk
-        )
+        filterset = DeviceFilter(request.query_params, device_rows(snapshot))
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
         paginator = ListPage()
-        rows = filterset.qs.values_list("data", flat=True)
+        rows = filterset.qs.values_list("facts__data", flat=True)
         return paginator.get_paginated_response(
             paginator.paginate_queryset(rows, request, view=self) or []
         )

@@ -24,7 +24,11 @@ from django.db.models.functions import Length
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from dradash.analysis.services import analysis_request
+from dradash.analysis.services import (
+    analysis_request,
+    device_facts_prune,
+    snapshot_device_facts,
+)
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import (
     MAX_COUNT,
@@ -824,9 +828,12 @@ def demo_load() -> list[Snapshot]:
     """Replace the demo cluster's snapshots with freshly built ones (see dradash.demo.cluster)."""
     from dradash.demo import cluster as demo
 
-    for old in Snapshot.objects.filter(cluster__name=demo.CLUSTER, source=Snapshot.Source.DEMO):
+    olds = Snapshot.objects.filter(cluster__name=demo.CLUSTER, source=Snapshot.Source.DEMO)
+    facts = snapshot_device_facts([old.pk for old in olds])
+    for old in olds:
         old.delete()
     blobs_prune()
+    device_facts_prune(among=facts)
     snapshots = []
     for later in (False, True):
         # Through the bundle reader, so the demo obeys the rules every import does.
