@@ -91,7 +91,7 @@ def analyses_compact(cluster: Cluster, *, now: datetime | None = None) -> int:
     ``keep_analysed``, unless pinned; how many were compacted.
 
     A compacted analysis keeps its summary, checklist, capacity, inventory, classes and
-    filter choices (small: the cluster's history reads them) and loses its rows and device
+    filter choices (small; the home page reads its summary) and loses its rows and device
     index; opening the snapshot analyses it again (analysis_reopen). One analysed again that
     way is left alone for REOPENED_KEPT after it finished. Uploaded and imported snapshots
     are never compacted.
