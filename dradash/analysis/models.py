@@ -35,6 +35,9 @@ class SnapshotAnalysis(models.Model):
         PENDING = "pending"  # queued, or running
         DONE = "done"
         FAILED = "failed"
+        # Its rows were dropped, its summary kept (services.analyses_compact); opening the
+        # snapshot analyses it again.
+        COMPACTED = "compacted"
 
     snapshot = models.OneToOneField(
         Snapshot, primary_key=True, on_delete=models.CASCADE, related_name="analysis"
@@ -46,6 +49,9 @@ class SnapshotAnalysis(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)  # how long the last run took
+    # When its rows were last dropped (services.analyses_compact); kept when it is analysed
+    # again, so that the waiting page can say why and a reopened one stays a while.
+    compacted_at = models.DateTimeField(null=True, blank=True)
     # dradash.dra.analysis: summary_dict, the checklist (CheckItem.as_dict each), capacity_dict,
     # inventory_dict, class_dict per class, the filter choices of the lists.
     summary = models.JSONField(default=dict, blank=True)
@@ -69,6 +75,14 @@ class SnapshotAnalysis(models.Model):
     @property
     def done(self) -> bool:
         return self.status == self.Status.DONE
+
+    @property
+    def was_compacted(self) -> bool:
+        """Whether its rows were dropped (services.analyses_compact) and no analysis has
+        finished since: compacted, or being analysed again after."""
+        if self.compacted_at is None:
+            return False
+        return self.finished_at is None or self.finished_at <= self.compacted_at
 
     @property
     def retried(self) -> bool:

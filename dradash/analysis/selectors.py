@@ -34,14 +34,24 @@ from dradash.dra.state import ClusterState
 from dradash.snapshots.models import Snapshot
 from dradash.snapshots.selectors import objects_by_ids, partial_state
 
-STATE_FIELDS = ("status", "error", "attempts", "queued_at", "started_at", "finished_at", "seconds")
+STATE_FIELDS = (
+    "status",
+    "error",
+    "attempts",
+    "queued_at",
+    "started_at",
+    "finished_at",
+    "seconds",
+    "compacted_at",
+)
 STUCK_SHOWN = 15  # Pods to look at first, on the overview
 HISTORY_SHOWN = 50  # snapshots in an object's stage history
 
 
 def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
     """The snapshot's analysis row; one is asked for (and queued) when there is none yet, as
-    for snapshots stored before dradash analysed them."""
+    for snapshots stored before dradash analysed them, and a compacted one is queued again
+    (pending: every page and API that reads the rows waits for it as for a new one)."""
     # Only its state: each page then loads the one or two results it shows (the capacity of a
     # large cluster alone is a megabyte of JSON).
     found = SnapshotAnalysis.objects.filter(pk=snapshot.pk).only(*STATE_FIELDS).first()
@@ -49,6 +59,10 @@ def snapshot_analysis(snapshot: Snapshot) -> SnapshotAnalysis:
         from dradash.analysis.services import analysis_request
 
         found = analysis_request(snapshot)
+    elif found.status == SnapshotAnalysis.Status.COMPACTED:
+        from dradash.analysis.services import analysis_reopen
+
+        found = analysis_reopen(found)
     return found
 
 

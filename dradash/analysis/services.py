@@ -33,6 +33,7 @@ from dradash.analysis.models import (
     SnapshotAnalysis,
     lines,
 )
+from dradash.clusters.models import Cluster
 from dradash.dra import analysis as core
 from dradash.dra.allocator import SearchBudget
 from dradash.dra.gc import gc_paused
@@ -56,6 +57,9 @@ QUEUED_TIMEOUT = 1800
 # How long a worker keeps trying to record why an analysis failed while the database is away
 # (a PostgreSQL restart takes seconds); past that the analysis stays pending until the reaper.
 FAIL_PATIENCE = 120.0
+# How long a compacted analysis that someone opened (and so was analysed again) is kept before
+# analyses_compact drops it again.
+REOPENED_KEPT = timedelta(hours=1)
 
 
 def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
@@ -68,6 +72,74 @@ def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
         )
     transaction.on_commit(lambda: analysis_enqueue(snapshot.pk))
     return analysis
+
+
+def analysis_reopen(analysis: SnapshotAnalysis) -> SnapshotAnalysis:
+    """Queue again the analysis of a compacted snapshot (analyses_compact) that someone opens;
+    once, however many ask at the same time. The analysis, pending."""
+    Status = SnapshotAnalysis.Status
+    with transaction.atomic():
+        reopened = SnapshotAnalysis.objects.filter(pk=analysis.pk, status=Status.COMPACTED).update(
+            status=Status.PENDING, queued_at=timezone.now(), started_at=None, error=""
+        )
+        if reopened:
+            logger.info("analysis of snapshot %s: compacted, analysing it again", analysis.pk)
+            transaction.on_commit(lambda: analysis_enqueue(analysis.pk))
+    analysis.refresh_from_db(fields=["status", "queued_at", "started_at", "error"])
+    return analysis
+
+
+def analyses_compact(cluster: Cluster, *, now: datetime | None = None) -> int:
+    """Drop the detailed analysis of the cluster's captured snapshots beyond its newest
+    ``keep_analysed``, unless pinned; how many were compacted.
+
+    A compacted analysis keeps its summary, checklist, capacity, inventory, classes and
+    filter choices (small; the home page reads its summary) and loses its rows and device
+    index; opening the snapshot analyses it again (analysis_reopen). One analysed again that
+    way is left alone for REOPENED_KEPT after it finished. Uploaded and imported snapshots
+    are never compacted.
+    """
+    if cluster.keep_analysed <= 0:
+        return 0
+    now = now or timezone.now()
+    Status = SnapshotAnalysis.Status
+    captured = Snapshot.objects.filter(cluster=cluster, source=Snapshot.Source.CAPTURE)
+    keep = list(
+        captured.order_by("-captured_at", "-id").values_list("id", flat=True)[
+            : cluster.keep_analysed
+        ]
+    )
+    candidates = list(
+        SnapshotAnalysis.objects.filter(
+            snapshot__in=captured.filter(pinned=False).exclude(id__in=keep),
+            status=Status.DONE,
+        )
+        .filter(Q(compacted_at__isnull=True) | Q(finished_at__lt=now - REOPENED_KEPT))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    compacted = 0
+    facts = snapshot_device_facts(candidates)
+    for snapshot_id in candidates:
+        with transaction.atomic():
+            # Waits for a running _store of it; skipped if it is no longer done by then.
+            locked = (
+                SnapshotAnalysis.objects.select_for_update()
+                .filter(pk=snapshot_id, status=Status.DONE)
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if locked is None:
+                continue
+            _rows_delete(snapshot_id)
+            SnapshotAnalysis.objects.filter(pk=snapshot_id).update(
+                status=Status.COMPACTED, compacted_at=now, device_index=b"", device_objects=[]
+            )
+        compacted += 1
+    if compacted:
+        logger.info("cluster %s: compacted %d older analyses", cluster.name, compacted)
+        device_facts_prune(among=facts)
+    return compacted
 
 
 def analysis_enqueue(snapshot_id: int) -> None:
@@ -284,18 +356,7 @@ def _store(
 ) -> None:
     # One writer per snapshot at a time: a second delivery of the task waits, then replaces.
     SnapshotAnalysis.objects.select_for_update().get(pk=snapshot.pk)
-    for model in (
-        PodVerdict,
-        ClaimVerdict,
-        PodGroupRow,
-        FindingObject,
-        Finding,
-        DeviceRow,
-        PoolRow,
-        NodeRow,
-    ):
-        model.objects.filter(snapshot=snapshot).delete()
-    Explanation.objects.filter(snapshot=snapshot).delete()
+    _rows_delete(snapshot.pk)
 
     explanations = _store_explanations(snapshot, result)
     _copy(
@@ -598,6 +659,22 @@ def device_facts_prune(*, among: Iterable[int] | None = None) -> int:
     if deleted:
         logger.info("deleted %d device facts no snapshot shows", deleted)
     return deleted
+
+
+def _rows_delete(snapshot_id: int) -> None:
+    """Delete the snapshot's analysis rows (all but its SnapshotAnalysis)."""
+    for model in (
+        PodVerdict,
+        ClaimVerdict,
+        PodGroupRow,
+        FindingObject,
+        Finding,
+        DeviceRow,
+        PoolRow,
+        NodeRow,
+        Explanation,  # after the verdicts that refer to them
+    ):
+        model.objects.filter(snapshot_id=snapshot_id).delete()
 
 
 def _verdict(

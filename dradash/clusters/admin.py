@@ -29,6 +29,7 @@ class ClusterForm(forms.ModelForm):
             "capture_enabled",
             "capture_interval",
             "keep_last",
+            "keep_analysed",
         ]
 
     def clean(self) -> dict[str, Any]:
@@ -55,6 +56,7 @@ class ClusterAdmin(admin.ModelAdmin):
         "capture_enabled",
         "capture_interval",
         "keep_last",
+        "keep_analysed",
         "last_snapshot",
     ]
     list_filter = ["capture_enabled", "in_cluster", "origin"]

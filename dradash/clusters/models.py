@@ -52,6 +52,13 @@ class Cluster(models.Model):
         help_text="Captured snapshots kept per cluster; older ones are deleted unless pinned. "
         "0 keeps them all.",
     )
+    keep_analysed = models.PositiveIntegerField(
+        "keep analysed",
+        default=12,
+        help_text="Captured snapshots beyond the newest N keep their objects and their summary, "
+        "but their detailed analysis is dropped (compacted); opening one analyses it again. "
+        "Pinned snapshots keep theirs. 0 never compacts.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     origin = models.CharField(
         max_length=16,

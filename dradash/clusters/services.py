@@ -26,7 +26,11 @@ from django.db import IntegrityError, InterfaceError, OperationalError, connecti
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from dradash.analysis.services import device_facts_prune, snapshot_device_facts
+from dradash.analysis.services import (
+    analyses_compact,
+    device_facts_prune,
+    snapshot_device_facts,
+)
 from dradash.clusters.models import Cluster, cluster_name_validator, live
 from dradash.dra.gc import gc_paused
 from dradash.snapshots import members
@@ -118,6 +122,7 @@ def cluster_register(
     in_cluster: bool = False,
     capture_interval: int | None = None,
     keep_last: int | None = None,
+    keep_analysed: int | None = None,
 ) -> tuple[Cluster, bool]:
     """Create or update the cluster ``name`` for capture. Returns (cluster, created).
 
@@ -135,7 +140,11 @@ def cluster_register(
     if kubeconfig_path:
         kubeconfig_check(kubeconfig_path, context or None)
         kubeconfig_path = str(Path(kubeconfig_path).expanduser().resolve())
-    for label, value in (("interval", capture_interval), ("keep", keep_last)):
+    for label, value in (
+        ("interval", capture_interval),
+        ("keep", keep_last),
+        ("keep-analysed", keep_analysed),
+    ):
         if value is not None and value < 0:
             raise ClusterConfigError(f"{label} must be 0 or more, not {value}")
     cluster, created = Cluster.objects.select_for_update().get_or_create(name=name)
@@ -148,6 +157,8 @@ def cluster_register(
         cluster.capture_interval = capture_interval
     if keep_last is not None:
         cluster.keep_last = keep_last
+    if keep_analysed is not None:
+        cluster.keep_analysed = keep_analysed
     cluster.full_clean()
     cluster.save()
     return cluster, created
@@ -369,6 +380,7 @@ def capture_run_execute(run_id: int) -> SnapshotRun | None:
         return locked
     try:
         snapshots_retain(cluster)
+        analyses_compact(cluster)
     except Exception:  # retention is housekeeping: the next capture tries again
         logger.exception("retention for cluster %s failed", cluster.name)
     return locked

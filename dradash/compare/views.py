@@ -44,8 +44,10 @@ def snapshot_diff_page(request: HtmxHttpRequest, before_id: int, after_id: int) 
     if not form.is_valid():
         return HttpResponseBadRequest("Invalid filter: " + form.errors.as_text())
     kind = form.cleaned_data.get("kind") or ""
-    for snapshot in (before, after):  # the diff reads what their analyses stored
-        analysis = snapshot_analysis(snapshot)
+    # The diff reads what their analyses stored: both are asked for (a compacted one queued
+    # again) before the page waits for the first that is not done.
+    analyses = [(snapshot, snapshot_analysis(snapshot)) for snapshot in (before, after)]
+    for snapshot, analysis in analyses:
         if not analysis.done:
             return pending_page(request, snapshot, analysis)
     result = snapshot_diff(before, after)

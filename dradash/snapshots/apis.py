@@ -67,9 +67,11 @@ class SnapshotOutputSerializer(serializers.Serializer):
     analysis = serializers.ChoiceField(
         source="analysis_status",
         read_only=True,
-        choices=["pending", "done", "failed"],
+        choices=["pending", "done", "failed", "compacted"],
         help_text="pending while the snapshot is being analysed: its pods, claims, findings, "
-        "devices, capacity and checklist answer 503 until it is done",
+        "devices, capacity and checklist answer 503 until it is done; compacted when its "
+        "detailed analysis was dropped (a capture older than its cluster's last keep_analysed): "
+        "asking for any of those queues it again and answers 503 meanwhile",
     )
 
     def to_representation(self, instance):  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from dradash.snapshots.models import ObjectBlob, Snapshot, SnapshotRun
 
 def snapshot_list() -> QuerySet[Snapshot]:
     """Snapshots with their cluster and ``analysis_status``: pending (also while there is no
-    analysis yet), done or failed."""
+    analysis yet), done, failed or compacted (SnapshotAnalysis.Status)."""
     return Snapshot.objects.select_related("cluster").annotate(
         analysis_status=Coalesce(F("analysis__status"), Value("pending"))
     )
@@ -44,7 +44,7 @@ def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, 
     Each cluster also gets ``capture_run``: its latest capture run, or None; and
     ``other_snapshots``, ``other_count``: the latest and the number of its snapshots that are
     not state snapshots (imported into a live cluster). Each snapshot gets ``analysis_status``
-    (pending, done, failed) and ``health``: its Pods using DRA, how many are stuck and
+    (pending, done, failed, compacted) and ``health``: its Pods using DRA, how many are stuck and
     [stage, n] of the stuck ones (from its stored analysis, when done).
     """
     latest_run = SnapshotRun.objects.filter(
@@ -88,7 +88,8 @@ def cluster_list_with_snapshots(*, per_cluster: int = 5) -> list[tuple[Cluster, 
     for pk, snapshot in shown.items():
         status, summary = analyses.get(pk, ("pending", {}))
         snapshot.analysis_status = status
-        snapshot.health = _health(summary) if status == "done" else None
+        # A compacted analysis kept its summary.
+        snapshot.health = _health(summary) if status in ("done", "compacted") else None
     return [(c, latest[c.pk]) for c in clusters]
 
 

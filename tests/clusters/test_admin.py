@@ -83,7 +83,13 @@ def test_the_form_checks_the_kubeconfig_and_its_context(
     admin_client_: Client, kubeconfig, tmp_path
 ) -> None:
     add = reverse("admin:clusters_cluster_add")
-    base = {"name": "prod", "capture_enabled": "on", "capture_interval": 60, "keep_last": 48}
+    base = {
+        "name": "prod",
+        "capture_enabled": "on",
+        "capture_interval": 60,
+        "keep_last": 48,
+        "keep_analysed": 12,
+    }
     response = admin_client_.post(
         add, {**base, "kubeconfig_path": str(tmp_path / "nope"), "context": ""}
     )

@@ -41,7 +41,7 @@ def test_add_cluster_stores_the_path_and_context_and_enables_capture(kubeconfig:
     assert not cluster.in_cluster
     assert cluster.capture_enabled
     assert cluster.capture_interval == 60
-    assert cluster.keep_last == 48
+    assert (cluster.keep_last, cluster.keep_analysed) == (48, 12)
     assert cluster.capturable
     assert out.startswith("Added cluster prod:")
     assert "every 60 minutes" in out
@@ -64,6 +64,15 @@ def test_add_cluster_in_cluster_with_schedule_options() -> None:
     assert cluster.in_cluster and cluster.kubeconfig_path == ""
     assert (cluster.capture_interval, cluster.keep_last) == (15, 5)
     assert "in-cluster" in out
+
+
+def test_add_cluster_sets_keep_analysed_and_refuses_a_negative_one(kubeconfig: Path) -> None:
+    out = run("add_cluster", "prod", "--kubeconfig", str(kubeconfig), "--keep-analysed", "3")
+    assert Cluster.objects.get().keep_analysed == 3
+    assert "the analyses of the last 3" in out
+    with pytest.raises(CommandError, match="--keep-analysed"):
+        run("add_cluster", "prod", "--kubeconfig", str(kubeconfig), "--keep-analysed", "-1")
+    assert Cluster.objects.get().keep_analysed == 3
 
 
 def test_add_cluster_no_schedule_means_on_demand_only(kubeconfig: Path) -> None:

@@ -8,14 +8,17 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from dradash.analysis.models import SnapshotAnalysis
 from dradash.clusters import services
 from dradash.clusters.models import Cluster
 from dradash.clusters.services import (
     CaptureNotPossible,
+    ClusterConfigError,
     capture_due,
     capture_run_create,
     capture_run_execute,
     capture_runs_reap,
+    cluster_register,
     error_message,
     snapshots_retain,
 )
@@ -455,6 +458,28 @@ def test_a_capture_applies_retention(cluster: Cluster, kube_api: KubeAPIServer) 
     assert finished is not None and finished.snapshot is not None
     assert list(Snapshot.objects.values_list("pk", flat=True)) == [finished.snapshot.pk]
     assert not Snapshot.objects.filter(pk=old.pk).exists()
+
+
+def test_a_capture_compacts_the_analyses_beyond_keep_analysed(
+    cluster: Cluster, kube_api: KubeAPIServer, analysed
+) -> None:
+    cluster.keep_analysed = 1
+    cluster.save()
+    with analysed():
+        old = _captured(cluster, 60)
+    assert SnapshotAnalysis.objects.get(pk=old.pk).status == "done"
+    run = capture_run_create(cluster, enqueue=False)
+    finished = capture_run_execute(run.pk)
+    assert finished is not None and finished.snapshot is not None
+    assert SnapshotAnalysis.objects.get(pk=old.pk).status == "compacted"
+    assert Snapshot.objects.filter(pk=old.pk).exists()  # within keep_last: only compacted
+
+
+def test_cluster_register_refuses_a_negative_keep_analysed(kubeconfig) -> None:
+    with pytest.raises(ClusterConfigError, match="keep-analysed must be 0 or more"):
+        cluster_register(name="prod", kubeconfig_path=str(kubeconfig), keep_analysed=-1)
+    cluster, _ = cluster_register(name="prod", kubeconfig_path=str(kubeconfig), keep_analysed=0)
+    assert cluster.keep_analysed == 0
 
 
 # --- the schedule --------------------------------------------------------------------------

@@ -22,7 +22,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--missing",
             action="store_true",
-            help="every snapshot without a finished analysis (none yet, pending or failed)",
+            help="every snapshot without a finished analysis (none yet, pending or failed; "
+            "not compacted ones, which are analysed again when opened)",
         )
         parser.add_argument("--all", action="store_true", help="every snapshot, again")
 
@@ -30,7 +31,8 @@ class Command(BaseCommand):
         if options["all"]:
             ids = list(Snapshot.objects.order_by("pk").values_list("pk", flat=True))
         elif options["missing"]:
-            done = SnapshotAnalysis.objects.filter(status=SnapshotAnalysis.Status.DONE)
+            finished = (SnapshotAnalysis.Status.DONE, SnapshotAnalysis.Status.COMPACTED)
+            done = SnapshotAnalysis.objects.filter(status__in=finished)
             ids = list(
                 Snapshot.objects.exclude(pk__in=done.values("pk"))
                 .order_by("pk")

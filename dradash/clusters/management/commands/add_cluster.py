@@ -53,6 +53,14 @@ class Command(BaseCommand):
             help="keep the last N captured snapshots; pinned ones are always kept "
             "(default 48; 0: keep all)",
         )
+        parser.add_argument(
+            "--keep-analysed",
+            type=non_negative,
+            metavar="N",
+            help="keep the detailed analysis of the last N captured snapshots; older ones keep "
+            "their objects and summary and are analysed again when opened (default 12; "
+            "0: never compact)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["context"] and not options["kubeconfig"]:
@@ -66,6 +74,7 @@ class Command(BaseCommand):
                 in_cluster=options["in_cluster"],
                 capture_interval=interval,
                 keep_last=options["keep"],
+                keep_analysed=options["keep_analysed"],
             )
         except ClusterConfigError as exc:
             raise CommandError(str(exc)) from None
@@ -79,6 +88,8 @@ class Command(BaseCommand):
             if cluster.keep_last
             else "keeping every snapshot"
         )
+        if cluster.keep_analysed:
+            keep += f", the analyses of the last {cluster.keep_analysed}"
         self.stdout.write(
             f"{'Added' if created else 'Updated'} cluster {cluster.name}: "
             f"{cluster.source_label}, {schedule}, {keep}."
