@@ -87,7 +87,10 @@ ANALYSIS_TABLES = (
     "analysis_finding",
     "analysis_findingobject",
     "analysis_devicerow",
+    "analysis_devicefacts",  # shared by the snapshots that show a device unchanged
     "analysis_poolrow",
+    "analysis_noderow",
+    "analysis_podgrouprow",
 )
 
 
