@@ -444,8 +444,8 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
-    "device-facts-prune": {
-        "task": "dradash.analysis.tasks.device_facts_prune",
+    "facts-prune": {
+        "task": "dradash.analysis.tasks.facts_prune",
         "schedule": 3600.0,
         "options": {"expires": 3500},
     },

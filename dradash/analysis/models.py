@@ -109,8 +109,28 @@ class Explanation(models.Model):
         return f"explanation #{self.pk} of snapshot #{self.snapshot_id}"
 
 
+class VerdictFacts(models.Model):
+    """A verdict's evidence and next steps and the objects its page reads, stored once however
+    many snapshots (or objects) have the same: a Pod whose verdict and objects did not change
+    between two captures refers to the same row."""
+
+    digest = models.CharField(max_length=64)  # sha256 of the two columns' text
+    # evidence and next_steps (dradash.dra.analysis.diagnosis_dict, without what has a column);
+    # "unknown", the kinds the verdict lacks, when there are any (Diagnosis.unknown)
+    detail = models.JSONField(default=dict, blank=True)
+    # The ids of the stored objects (ObjectBlob) the page of the verdict's object reads.
+    chain = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        verbose_name_plural = "verdict facts"
+        constraints = [models.UniqueConstraint(fields=["digest"], name="verdictfacts_digest")]
+
+    def __str__(self) -> str:
+        return f"verdict facts {self.digest[:12]}"
+
+
 class Verdict(models.Model):
-    """What a Pod's and a claim's rows share: the diagnosis and the chain."""
+    """What a Pod's and a claim's rows share: the diagnosis and the chain (their ``facts``)."""
 
     snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
     namespace = models.CharField(max_length=253)
@@ -121,14 +141,10 @@ class Verdict(models.Model):
     # ok · warning · error · unknown (dradash.dra.analysis.severity)
     severity = models.CharField(max_length=16, blank=True)
     summary = models.TextField(blank=True)
-    # evidence and next_steps (dradash.dra.analysis.diagnosis_dict, without what has a column);
-    # "unknown", the kinds the verdict lacks, when there are any (Diagnosis.unknown)
-    detail = models.JSONField(default=dict, blank=True)
+    facts = models.ForeignKey(VerdictFacts, on_delete=models.PROTECT, related_name="+")
     explanation = models.ForeignKey(
         Explanation, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The ids of the stored objects (ObjectBlob) the page of this object reads.
-    chain = models.JSONField(default=list, blank=True)
     # The positions (Finding.position) of the snapshot's findings that concern it
     # (dradash.dra.concerns), shown beside its verdict; None in analyses stored before they
     # were kept here (its page then lists the findings naming it or its claims).
@@ -139,6 +155,18 @@ class Verdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.stage or 'no DRA'}"
+
+    @property
+    def detail(self) -> dict[str, Any]:
+        """VerdictFacts.detail (read the row with select_related("facts"))."""
+        detail: dict[str, Any] = self.facts.detail
+        return detail
+
+    @property
+    def chain(self) -> list[int]:
+        """VerdictFacts.chain."""
+        chain: list[int] = self.facts.chain
+        return chain
 
     @property
     def unknown(self) -> list[str]:
@@ -308,7 +336,7 @@ class DeviceFacts(models.Model):
     """What a device row shows and what its filters look for, stored once however many
     snapshots show the device unchanged: consecutive captures of a cluster refer to the same
     row, so a capture writes the facts of the devices that changed and, for the others, only a
-    DeviceRow (dradash.analysis.services.device_facts_prune deletes those no row refers to)."""
+    DeviceRow (dradash.analysis.services.facts_prune deletes those no row refers to)."""
 
     digest = models.CharField(max_length=64)  # sha256 of the three columns' text
     # What the class and attribute filters look for (DeviceRecord.tokens, "status:…"): on

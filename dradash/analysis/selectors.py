@@ -74,13 +74,11 @@ def summary_figure(snapshot: Snapshot, name: str) -> Any:
 
 def pod_verdicts(snapshot: Snapshot) -> QuerySet[PodVerdict]:
     """The Pods that use DRA (the list's rows; filter them with filters.PodFilter)."""
-    return PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True).defer(
-        "detail", "chain", "findings"
-    )
+    return PodVerdict.objects.filter(snapshot=snapshot, uses_dra=True).defer("findings")
 
 
 def claim_verdicts(snapshot: Snapshot) -> QuerySet[ClaimVerdict]:
-    return ClaimVerdict.objects.filter(snapshot=snapshot).defer("detail", "chain", "findings")
+    return ClaimVerdict.objects.filter(snapshot=snapshot).defer("findings")
 
 
 def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
@@ -307,7 +305,11 @@ def _head(verdict: Verdict) -> dict[str, Any] | None:
 
 
 def pod_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
-    verdict = PodVerdict.objects.filter(snapshot=snapshot, namespace=namespace, name=name).first()
+    verdict = (
+        PodVerdict.objects.filter(snapshot=snapshot, namespace=namespace, name=name)
+        .select_related("facts")
+        .first()
+    )
     if verdict is None:
         return None
     state = _chain_state(snapshot, verdict)
@@ -329,7 +331,11 @@ def pod_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
 
 
 def claim_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None:
-    verdict = ClaimVerdict.objects.filter(snapshot=snapshot, namespace=namespace, name=name).first()
+    verdict = (
+        ClaimVerdict.objects.filter(snapshot=snapshot, namespace=namespace, name=name)
+        .select_related("facts")
+        .first()
+    )
     if verdict is None:
         return None
     state = _chain_state(snapshot, verdict)
@@ -346,8 +352,10 @@ def claim_detail(snapshot: Snapshot, namespace: str, name: str) -> Detail | None
 def claim_explanation(snapshot: Snapshot, namespace: str, name: str) -> dict[str, Any]:
     """The explain API's JSON for a claim (every device); raises ClaimVerdict.DoesNotExist for
     an unknown claim. An allocated claim's is its allocation, made from the claim itself."""
-    verdict = ClaimVerdict.objects.only("explanation_id", "chain", "state").get(
-        snapshot=snapshot, namespace=namespace, name=name
+    verdict = (
+        ClaimVerdict.objects.select_related("facts")
+        .only("explanation_id", "state", "facts__chain")
+        .get(snapshot=snapshot, namespace=namespace, name=name)
     )
     explanation_id = verdict.explanation_id
     if explanation_id is None:
@@ -467,7 +475,7 @@ def snapshot_search(snapshot: Snapshot, query: str, *, limit: int = SEARCH_SHOWN
 
     query = query.strip()
     order = ("stage_order", "namespace", "name")
-    everyone = PodVerdict.objects.filter(snapshot=snapshot).defer("detail", "chain")
+    everyone = PodVerdict.objects.filter(snapshot=snapshot)
     pods = name_contains(everyone, "q", query)
     claims = name_contains(claim_verdicts(snapshot), "q", query)
     nodes: dict[str, dict[str, Any]] = {}

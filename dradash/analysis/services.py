@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import time
@@ -31,6 +32,7 @@ from dradash.analysis.models import (
     PodVerdict,
     PoolRow,
     SnapshotAnalysis,
+    VerdictFacts,
     lines,
 )
 from dradash.clusters.models import Cluster
@@ -119,7 +121,7 @@ def analyses_compact(cluster: Cluster, *, now: datetime | None = None) -> int:
         .values_list("pk", flat=True)
     )
     compacted = 0
-    facts = snapshot_device_facts(candidates)
+    facts = snapshot_facts(candidates)
     for snapshot_id in candidates:
         with transaction.atomic():
             # Waits for a running _store of it; skipped if it is no longer done by then.
@@ -138,7 +140,7 @@ def analyses_compact(cluster: Cluster, *, now: datetime | None = None) -> int:
         compacted += 1
     if compacted:
         logger.info("cluster %s: compacted %d older analyses", cluster.name, compacted)
-        device_facts_prune(among=facts)
+        facts_prune(among=facts)
     return compacted
 
 
@@ -357,9 +359,10 @@ def _store(
     # One writer per snapshot at a time: a second delivery of the task waits, then replaces.
     SnapshotAnalysis.objects.select_for_update().get(pk=snapshot.pk)
     _rows_delete(snapshot.pk)
+    _facts_lock(exclusive=False)
 
     explanations = _store_explanations(snapshot, result)
-    _copy(
+    _copy_verdicts(
         PodVerdict,
         [
             "snapshot_id",
@@ -375,15 +378,6 @@ def _store(
             "restarts",
             "extended",
             "podgroup",
-            "stage",
-            "stage_order",
-            "reason",
-            "severity",
-            "summary",
-            "detail",
-            "explanation_id",
-            "chain",
-            "findings",
         ],
         (
             _verdict(
@@ -410,7 +404,7 @@ def _store(
             for r in result.pods
         ),
     )
-    _copy(
+    _copy_verdicts(
         ClaimVerdict,
         [
             "snapshot_id",
@@ -423,15 +417,6 @@ def _store(
             "nodes",
             "devices",
             "pods",
-            "stage",
-            "stage_order",
-            "reason",
-            "severity",
-            "summary",
-            "detail",
-            "explanation_id",
-            "chain",
-            "findings",
         ],
         (
             _verdict(
@@ -534,7 +519,6 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
     """The snapshot's DeviceRows, each referring to its DeviceFacts: the facts of a device that
     an earlier snapshot showed the same are not written again."""
     on_postgresql = connection.vendor == "postgresql"  # see DeviceFacts.tokens
-    _facts_lock(exclusive=False)
     facts: list[int] = []  # by position
     for start in range(0, len(result.devices), BATCH):
         texts: dict[str, tuple[str, str, str]] = {}
@@ -546,10 +530,10 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
                 _dumps(tokens if on_postgresql else []),
                 _dumps(r.as_dict()),
             )
-            digest = hashlib.sha256("\n".join(row).encode()).hexdigest()
+            digest = _digest(row)
             texts[digest] = row
             digests.append(digest)
-        ids = _facts_ids(texts)
+        ids = _facts_ids(DeviceFacts, texts)
         facts += [ids[d] for d in digests]
     _copy(
         DeviceRow,
@@ -585,44 +569,74 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
     )
 
 
-def _facts_ids(texts: dict[str, tuple[str, str, str]]) -> dict[str, int]:
-    """{digest: DeviceFacts id} for these facts ({digest: (attributes, tokens, data)}, JSON
-    as text), inserting those not stored yet; one another analysis inserts meanwhile is used."""
-    found = dict(DeviceFacts.objects.filter(digest__in=list(texts)).values_list("digest", "id"))
+def _facts_ids(model: type[models.Model], texts: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """{digest: id} of these facts of ``model`` (DeviceFacts, VerdictFacts; {digest: its
+    columns after ``digest``, JSON as text}), inserting those not stored yet; one another
+    analysis inserts meanwhile is used."""
+    rows = model.objects
+    found = dict(rows.filter(digest__in=list(texts)).values_list("digest", "id"))
     new = [(digest, *row) for digest, row in texts.items() if digest not in found]
     if not new:
         return found
+    fields = [f for f in model._meta.concrete_fields if f.name not in ("id", "digest")]
     if connection.vendor == "postgresql":  # one statement per batch, the JSON parsed there
-        digests, attributes, tokens, data = (list(column) for column in zip(*new, strict=True))
-        table = DeviceFacts._meta.db_table
+        types = ["jsonb" if isinstance(f, models.JSONField) else "text" for f in fields]
         with connection.cursor() as cursor:
             cursor.execute(
-                f"INSERT INTO {table} (digest, attributes, tokens, data) "
-                "SELECT * FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::jsonb[]) "
+                f"INSERT INTO {model._meta.db_table} "
+                f"(digest, {', '.join(f.column for f in fields)}) "
+                f"SELECT * FROM unnest(%s::text[], {', '.join(f'%s::{t}[]' for t in types)}) "
                 "ON CONFLICT (digest) DO NOTHING",
-                [digests, attributes, tokens, data],
+                [list(column) for column in zip(*new, strict=True)],
             )
     else:
-        DeviceFacts.objects.bulk_create(
+        rows.bulk_create(
             [
-                DeviceFacts(digest=digest, attributes=a, tokens=json.loads(t), data=json.loads(d))
-                for digest, a, t, d in new
+                model(
+                    digest=digest,
+                    **{
+                        f.attname: json.loads(v) if isinstance(f, models.JSONField) else v
+                        for f, v in zip(fields, values, strict=True)
+                    },
+                )
+                for digest, *values in new
             ],
             ignore_conflicts=True,
         )
     missing = [row[0] for row in new]
-    found.update(DeviceFacts.objects.filter(digest__in=missing).values_list("digest", "id"))
+    found.update(rows.filter(digest__in=missing).values_list("digest", "id"))
     return found
 
 
-def snapshot_device_facts(snapshot_ids: Iterable[int]) -> list[int]:
-    """The DeviceFacts ids these snapshots' rows refer to (to prune once they are deleted)."""
-    return list(
-        DeviceRow.objects.filter(snapshot_id__in=list(snapshot_ids))
-        .order_by()
-        .values_list("facts_id", flat=True)
-        .distinct()
-    )
+def _digest(texts: Sequence[str]) -> str:
+    """The digest of a facts row's texts (joined by newlines, which JSON text never holds)."""
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()
+
+
+# The facts tables and the rows of each snapshot that refer to them.
+SHARED: dict[type[models.Model], tuple[type[models.Model], ...]] = {
+    DeviceFacts: (DeviceRow,),
+    VerdictFacts: (PodVerdict, ClaimVerdict),
+}
+Facts = dict[str, list[int]]  # {facts model label: ids}
+
+
+def snapshot_facts(snapshot_ids: Iterable[int]) -> Facts:
+    """The facts these snapshots' rows refer to (to prune once the rows are deleted)."""
+    ids = list(snapshot_ids)
+    return {
+        facts._meta.label: sorted(
+            {
+                pk
+                for model in rows
+                for pk in model.objects.filter(snapshot_id__in=ids)
+                .order_by()
+                .values_list("facts_id", flat=True)
+                .distinct()
+            }
+        )
+        for facts, rows in SHARED.items()
+    }
 
 
 def _facts_lock(*, exclusive: bool) -> None:
@@ -637,27 +651,33 @@ def _facts_lock(*, exclusive: bool) -> None:
 
 
 @transaction.atomic
-def device_facts_prune(*, among: Iterable[int] | None = None) -> int:
-    """Delete the DeviceFacts no DeviceRow refers to any more (only those of ``among``, if
-    given: the facts of rows just deleted); how many. Snapshot retention calls it with the
-    facts of the snapshots it deletes, beat every hour for all (a deleted cluster's)."""
+def facts_prune(*, among: Facts | None = None) -> int:
+    """Delete the facts (DeviceFacts, VerdictFacts) no row refers to any more (only those of
+    ``among``, if given: the facts of rows just deleted); how many. Retention and compaction
+    call it with the facts of the snapshots they delete, beat every hour for all (those of
+    snapshots deleted otherwise: a deleted cluster's, a replaced analysis')."""
     _facts_lock(exclusive=True)
-    unused = DeviceFacts.objects.filter(~Exists(DeviceRow.objects.filter(facts=OuterRef("pk"))))
-    if among is None:
-        candidates = list(unused.values_list("id", flat=True))
-    else:
-        ids = sorted(set(among))
-        candidates = [
-            pk
-            for start in range(0, len(ids), BATCH)
-            for pk in unused.filter(id__in=ids[start : start + BATCH]).values_list("id", flat=True)
-        ]
     deleted = 0
-    for start in range(0, len(candidates), BATCH):
-        count, _ = DeviceFacts.objects.filter(id__in=candidates[start : start + BATCH]).delete()
-        deleted += count
+    for facts, rows in SHARED.items():
+        unused = facts.objects.all()
+        for model in rows:
+            unused = unused.filter(~Exists(model.objects.filter(facts=OuterRef("pk"))))
+        if among is None:
+            candidates = list(unused.values_list("id", flat=True))
+        else:
+            ids = among.get(facts._meta.label, [])
+            candidates = [
+                pk
+                for start in range(0, len(ids), BATCH)
+                for pk in unused.filter(id__in=ids[start : start + BATCH]).values_list(
+                    "id", flat=True
+                )
+            ]
+        for start in range(0, len(candidates), BATCH):
+            count, _ = facts.objects.filter(id__in=candidates[start : start + BATCH]).delete()
+            deleted += count
     if deleted:
-        logger.info("deleted %d device facts no snapshot shows", deleted)
+        logger.info("deleted %d facts no snapshot shows", deleted)
     return deleted
 
 
@@ -688,35 +708,56 @@ def _verdict(
     *,
     pre: list[Any],
     explanation: Any = None,
-) -> list[Any]:
+) -> tuple[list[Any], tuple[str, str]]:
     """A PodVerdict or ClaimVerdict row: identity, the kind's own columns (``pre``), then the
-    diagnosis, the chain and the positions of its findings."""
+    diagnosis and the positions of its findings (VERDICT_COLUMNS); and its VerdictFacts (the
+    detail and the chain, as JSON text)."""
     if diagnosis is None:
-        verdict: list[Any] = ["", len(core.STAGES), "", "", "", "{}", None]
-    else:
-        x = explanation or diagnosis.explanation
-        verdict = [
-            diagnosis.stage,
-            core.stage_order(diagnosis.stage),
-            diagnosis.reason,
-            core.severity(diagnosis),
-            diagnosis.summary,
-            _dumps(
-                {
-                    "evidence": [e.as_dict() for e in diagnosis.evidence],
-                    "next_steps": diagnosis.next_steps,
-                    **(
-                        {"alone": core.alone_dict(diagnosis.alone)}
-                        if diagnosis.alone is not None
-                        else {}
-                    ),
-                    **({"devices": diagnosis.devices} if diagnosis.devices else {}),
-                    **({"unknown": diagnosis.unknown} if diagnosis.unknown else {}),
-                }
-            ),
-            explanations.get(id(x)) if x is not None else None,
-        ]
-    return [snapshot_id, namespace, name, *pre, *verdict, _dumps(chain), _dumps(findings)]
+        return (
+            [snapshot_id, namespace, name, *pre, "", len(core.STAGES), "", "", "", None]
+            + [_dumps(findings)],
+            ("{}", _dumps(chain)),
+        )
+    x = explanation or diagnosis.explanation
+    detail = {
+        "evidence": [e.as_dict() for e in diagnosis.evidence],
+        "next_steps": diagnosis.next_steps,
+        **({"alone": core.alone_dict(diagnosis.alone)} if diagnosis.alone is not None else {}),
+        **({"devices": diagnosis.devices} if diagnosis.devices else {}),
+        **({"unknown": diagnosis.unknown} if diagnosis.unknown else {}),
+    }
+    row = [
+        snapshot_id,
+        namespace,
+        name,
+        *pre,
+        diagnosis.stage,
+        core.stage_order(diagnosis.stage),
+        diagnosis.reason,
+        core.severity(diagnosis),
+        diagnosis.summary,
+        explanations.get(id(x)) if x is not None else None,
+        _dumps(findings),
+    ]
+    return row, (_dumps(detail), _dumps(chain))
+
+
+VERDICT_COLUMNS = ["stage", "stage_order", "reason", "severity", "summary", "explanation_id"]
+
+
+def _copy_verdicts(
+    model: type[models.Model],
+    columns: Sequence[str],
+    verdicts: Iterable[tuple[list[Any], tuple[str, str]]],
+) -> None:
+    """Insert verdict rows (``_verdict``'s, ``columns`` up to VERDICT_COLUMNS) in batches, each
+    referring to its VerdictFacts, written only when no verdict stored them yet."""
+    columns = [*columns, *VERDICT_COLUMNS, "findings", "facts_id"]
+    it = iter(verdicts)
+    while batch := list(itertools.islice(it, BATCH)):
+        digests = [_digest(facts) for _, facts in batch]
+        ids = _facts_ids(VerdictFacts, dict(zip(digests, (f for _, f in batch), strict=True)))
+        _copy(model, columns, ([*row, ids[d]] for (row, _), d in zip(batch, digests, strict=True)))
 
 
 def _store_explanations(snapshot: Snapshot, result: core.Analysis) -> dict[int, int]:
@@ -790,6 +831,6 @@ def _copy(model: type[models.Model], columns: Sequence[str], rows: Iterable[list
             values[name] = json.loads(values[name])
         batch.append(model(**values))
         if len(batch) == BATCH:
-            model.objects.bulk_create(batch)  # type: ignore[attr-defined]
+            model.objects.bulk_create(batch)
             batch = []
-    model.objects.bulk_create(batch)  # type: ignore[attr-defined]
+    model.objects.bulk_create(batch)

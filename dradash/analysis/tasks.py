@@ -37,7 +37,7 @@ def analyses_reap() -> None:
 
 
 @shared_task(ignore_result=True)
-def device_facts_prune() -> None:
-    """Beat, every hour: delete the device facts no snapshot shows any more (those of snapshots
-    deleted outside retention, a deleted cluster's; see services.device_facts_prune)."""
-    services.device_facts_prune()
+def facts_prune() -> None:
+    """Beat, every hour: delete the facts no snapshot shows any more (see
+    services.facts_prune)."""
+    services.facts_prune()

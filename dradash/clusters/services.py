@@ -28,8 +28,8 @@ from django.utils import timezone
 
 from dradash.analysis.services import (
     analyses_compact,
-    device_facts_prune,
-    snapshot_device_facts,
+    facts_prune,
+    snapshot_facts,
 )
 from dradash.clusters.models import Cluster, cluster_name_validator, live
 from dradash.dra.gc import gc_paused
@@ -595,9 +595,9 @@ def snapshots_retain(cluster: Cluster) -> int:
             for packed in Snapshot.objects.filter(id__in=doomed).values_list("members", flat=True)
             for blob_id in members.unpack(packed)
         }
-        facts = snapshot_device_facts(doomed)
+        facts = snapshot_facts(doomed)
         Snapshot.objects.filter(id__in=doomed).delete()
         blobs_prune(among=sorted(blob_ids))
-        device_facts_prune(among=facts)
+        facts_prune(among=facts)
     logger.info("cluster %s: deleted %d old snapshots", cluster.name, len(doomed))
     return len(doomed)

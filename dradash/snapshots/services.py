@@ -26,8 +26,8 @@ from django.utils.dateparse import parse_datetime
 
 from dradash.analysis.services import (
     analysis_request,
-    device_facts_prune,
-    snapshot_device_facts,
+    facts_prune,
+    snapshot_facts,
 )
 from dradash.clusters.models import Cluster, cluster_name_validator
 from dradash.dra.bundle import (
@@ -829,11 +829,11 @@ def demo_load() -> list[Snapshot]:
     from dradash.demo import cluster as demo
 
     olds = Snapshot.objects.filter(cluster__name=demo.CLUSTER, source=Snapshot.Source.DEMO)
-    facts = snapshot_device_facts([old.pk for old in olds])
+    facts = snapshot_facts([old.pk for old in olds])
     for old in olds:
         old.delete()
     blobs_prune()
-    device_facts_prune(among=facts)
+    facts_prune(among=facts)
     snapshots = []
     for later in (False, True):
         # Through the bundle reader, so the demo obeys the rules every import does.

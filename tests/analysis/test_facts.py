@@ -1,17 +1,23 @@
-"""What a device row shows is stored once for all the snapshots that show the device unchanged
-(DeviceFacts), so a capture of a cluster writes the facts of what changed, and the facts go
-when the last snapshot showing them does."""
+"""What a device row shows (DeviceFacts) and a verdict's evidence and chain (VerdictFacts) are
+stored once for all the snapshots that have them unchanged, so a capture of a cluster writes the
+facts of what changed, and the facts go when the last snapshot showing them does."""
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 
-from dradash.analysis.models import DeviceFacts, DeviceRow
-from dradash.analysis.services import analysis_run, device_facts_prune, snapshot_device_facts
+from dradash.analysis.models import DeviceFacts, DeviceRow, PodVerdict, VerdictFacts
+from dradash.analysis.services import analysis_run, facts_prune, snapshot_facts
 from dradash.clusters.services import snapshots_retain
+from dradash.demo.cluster import API_VERSIONS, SERVER_VERSION, build
+from dradash.dra.bundle import parse_bundle
 from dradash.snapshots.models import Snapshot
+from dradash.snapshots.services import snapshot_store
 
 pytestmark = pytest.mark.django_db
 
@@ -19,6 +25,17 @@ pytestmark = pytest.mark.django_db
 def _rows(snapshot: Any) -> dict[tuple[str, str, str], DeviceRow]:
     rows = DeviceRow.objects.filter(snapshot=snapshot).select_related("facts")
     return {(r.driver, r.pool, r.device): r for r in rows}
+
+
+def _stored() -> dict[str, set[int]]:
+    return {
+        m._meta.label: set(m.objects.values_list("id", flat=True))
+        for m in (DeviceFacts, VerdictFacts)
+    }
+
+
+def _facts(*snapshots: Any) -> dict[str, set[int]]:
+    return {label: set(ids) for label, ids in snapshot_facts([s.pk for s in snapshots]).items()}
 
 
 def test_snapshots_share_the_facts_of_unchanged_devices_only(demo):
@@ -40,10 +57,52 @@ def test_snapshots_share_the_facts_of_unchanged_devices_only(demo):
     assert stored < len(earlier) + len(later)
 
 
+def test_changed_verdicts_get_facts_of_their_own(demo):
+    earlier, later = (
+        {
+            (v.namespace, v.name): v
+            for v in PodVerdict.objects.filter(snapshot=s).select_related("facts")
+        }
+        for s in demo
+    )
+    changed = 0
+    for key, verdict in later.items():
+        before = earlier.get(key)
+        if before is None:
+            continue
+        if (before.detail, before.chain) == (verdict.detail, verdict.chain):
+            assert before.facts_id == verdict.facts_id
+        else:
+            assert before.facts_id != verdict.facts_id
+            changed += 1
+    assert changed  # every Pod's chain holds an object the demo's later snapshot changed
+
+
+def test_a_capture_of_an_unchanged_cluster_writes_no_facts(demo, analysed):
+    later = demo[1]
+    before = _stored()
+    bundle = parse_bundle(
+        [("demo.json", json.dumps(build(True)).encode())],
+        max_bytes=settings.DRADASH_BUNDLE_MAX_BYTES,
+    )
+    with analysed():
+        again = snapshot_store(
+            cluster=later.cluster,
+            objects=bundle.objects,
+            source=Snapshot.Source.CAPTURE,
+            captured_at=later.captured_at + timedelta(minutes=5),
+            server_version=SERVER_VERSION,
+            api_versions=API_VERSIONS,
+        )
+    assert _stored() == before
+    assert _facts(again) == _facts(later)
+    assert DeviceRow.objects.filter(snapshot=again).count() == len(_rows(later))
+
+
 def test_analysing_a_snapshot_again_writes_no_facts(demo):
-    before = set(DeviceFacts.objects.values_list("id", flat=True))
+    before = _stored()
     analysis_run(demo[1].pk)
-    assert set(DeviceFacts.objects.values_list("id", flat=True)) == before
+    assert _stored() == before
 
 
 def test_lists_filtered_by_class_and_attribute_show_only_the_snapshots_devices(api_client, demo):
@@ -74,16 +133,23 @@ def test_lists_filtered_by_class_and_attribute_show_only_the_snapshots_devices(a
 
 def test_deleting_a_snapshot_prunes_only_the_facts_no_other_shows(api_client, demo):
     earlier, later = demo
-    kept = set(snapshot_device_facts([earlier.pk]))
-    gone = set(snapshot_device_facts([later.pk])) - kept
-    assert gone and kept
-    facts = snapshot_device_facts([later.pk])
+    kept, facts = _facts(earlier), _facts(later)
+    gone = {label: facts[label] - kept[label] for label in facts}
+    assert all(gone.values()) and all(kept.values())
     later.delete()
-    assert device_facts_prune(among=facts) == len(gone)
-    assert set(DeviceFacts.objects.values_list("id", flat=True)) == kept
-    assert device_facts_prune() == 0
+    assert facts_prune(among=snapshot_facts([])) == 0
+    assert facts_prune(among={k: sorted(v) for k, v in facts.items()}) == sum(
+        len(ids) for ids in gone.values()
+    )
+    assert _stored() == kept
+    assert facts_prune() == 0
     answer = api_client.get(f"/api/v1/snapshots/{earlier.pk}/devices/")
     assert len(answer.json()) == len(_rows(earlier))
+    pod = PodVerdict.objects.filter(snapshot=earlier, stage="claim-unallocated").first()
+    page = api_client.get(
+        f"/api/v1/snapshots/{earlier.pk}/pods/{pod.namespace}/{pod.name}/diagnosis"
+    )
+    assert page.json()["evidence"]
 
 
 def test_retention_prunes_the_facts_of_the_snapshots_it_deletes(demo):
@@ -93,14 +159,12 @@ def test_retention_prunes_the_facts_of_the_snapshots_it_deletes(demo):
     cluster.keep_last = 1
     cluster.save(update_fields=["keep_last"])
     assert snapshots_retain(cluster) == 1
-    assert set(DeviceFacts.objects.values_list("id", flat=True)) == set(
-        snapshot_device_facts([later.pk])
-    )
+    assert _stored() == _facts(later)
 
 
 def test_a_full_prune_finds_the_facts_of_snapshots_deleted_any_way(demo):
     earlier, later = demo
     earlier.cluster.delete()  # as the admin does: the rows go, the facts stay until beat prunes
-    assert DeviceFacts.objects.exists()
-    assert device_facts_prune() > 0
-    assert not DeviceFacts.objects.exists()
+    assert all(_stored().values())
+    assert facts_prune() > 0
+    assert not any(_stored().values())
