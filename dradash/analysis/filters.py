@@ -264,7 +264,11 @@ class DeviceFilter(django_filters.FilterSet):
             tokens = self._tokens
         finally:
             self._tokens = None
-        return found.filter(facts__tokens__contains=tokens) if tokens else found
+        if not tokens:
+            return found
+        # The facts that have them (the GIN index), as ids: a page joins the whole facts of
+        # only the rows it shows, not of every device found.
+        return found.filter(facts__in=models.DeviceFacts.objects.filter(tokens__contains=tokens))
 
 
 def openapi_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:
