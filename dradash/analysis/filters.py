@@ -193,11 +193,11 @@ class _AttributeField(forms.CharField):
 
 
 def _has_token(token: str) -> Q:
-    """Devices with this token (DeviceFacts.tokens): a GIN lookup on PostgreSQL, a text search
+    """Devices with this token (DeviceRow.tokens): a GIN lookup on PostgreSQL, a text search
     elsewhere."""
     if connection.vendor == "postgresql":
-        return Q(facts__tokens__contains=[token])
-    return Q(facts__attributes__contains=f"\n{token}\n")
+        return Q(tokens__contains=[token])
+    return Q(attributes__contains=f"\n{token}\n")
 
 
 class _AttributeFilter(django_filters.CharFilter):
@@ -234,8 +234,9 @@ class DeviceFilter(django_filters.FilterSet):
         model = models.DeviceRow
         fields: list[str] = []
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, snapshot_id: int | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.snapshot_id = snapshot_id
         self._tokens: list[str] | None = None
 
     def require(self, queryset: QuerySet[Any], token: str) -> QuerySet[Any]:
@@ -253,6 +254,8 @@ class DeviceFilter(django_filters.FilterSet):
     def filter_state(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         if value == "tainted":
             return queryset.filter(tainted=True)
+        if value and connection.vendor == "postgresql":
+            return self.require(queryset, f"status:{value}")
         return queryset.filter(status=value) if value else queryset
 
     def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
@@ -266,9 +269,9 @@ class DeviceFilter(django_filters.FilterSet):
             self._tokens = None
         if not tokens:
             return found
-        # The facts that have them (the GIN index), as ids: a page joins the whole facts of
-        # only the rows it shows, not of every device found.
-        return found.filter(facts__in=models.DeviceFacts.objects.filter(tokens__contains=tokens))
+        if self.snapshot_id is not None:  # then the index finds only this snapshot's devices
+            tokens.append(f"snapshot:{self.snapshot_id}")
+        return found.filter(tokens__contains=tokens)
 
 
 def openapi_parameters(filterset: type[django_filters.FilterSet]) -> list[OpenApiParameter]:

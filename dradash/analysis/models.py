@@ -333,17 +333,12 @@ class FindingObject(models.Model):
 
 
 class DeviceFacts(models.Model):
-    """What a device row shows and what its filters look for, stored once however many
-    snapshots show the device unchanged: consecutive captures of a cluster refer to the same
-    row, so a capture writes the facts of the devices that changed and, for the others, only a
-    DeviceRow (dradash.analysis.services.facts_prune deletes those no row refers to)."""
+    """What a device row shows, stored once however many snapshots show the device unchanged:
+    consecutive captures of a cluster refer to the same row, so a capture writes the facts of
+    the devices that changed and, for the others, only a DeviceRow
+    (dradash.analysis.services.facts_prune deletes those no row refers to)."""
 
-    digest = models.CharField(max_length=64)  # sha256 of the three columns' text
-    # What the class and attribute filters look for (DeviceRecord.tokens, "status:…"): on
-    # PostgreSQL a JSON list in ``tokens``, which a GIN index answers without reading the
-    # rows; elsewhere the same as lines in ``attributes``, which a filter searches as text.
-    attributes = models.TextField(blank=True)
-    tokens = models.JSONField(default=list, blank=True)
+    digest = models.CharField(max_length=64)  # sha256 of data's text
     data = models.JSONField()  # the API row (DeviceRecord.as_dict)
 
     class Meta:
@@ -368,6 +363,13 @@ class DeviceRow(models.Model):
     tainted = models.BooleanField(default=False)
     classes = models.TextField(blank=True)  # lines() of the classes admitting it
     claims = models.TextField(blank=True)  # lines() of "namespace/name" holding it
+    # What the class and attribute filters look for (DeviceRecord.tokens): on PostgreSQL a
+    # JSON list in ``tokens``, which a GIN index answers without reading the rows; elsewhere
+    # the same as lines in ``attributes``, which a filter searches as text. Kept per row, with
+    # the snapshot's own token: the index then finds one snapshot's devices, however many
+    # snapshots share their facts.
+    attributes = models.TextField(blank=True)
+    tokens = models.JSONField(default=list, blank=True)
     facts = models.ForeignKey(DeviceFacts, on_delete=models.PROTECT, related_name="+")
 
     class Meta:

@@ -82,11 +82,7 @@ def claim_verdicts(snapshot: Snapshot) -> QuerySet[ClaimVerdict]:
 
 
 def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
-    return (
-        DeviceRow.objects.filter(snapshot=snapshot)
-        .select_related("facts")
-        .defer("facts__attributes", "facts__tokens")
-    )
+    return DeviceRow.objects.filter(snapshot=snapshot).select_related("facts").defer("attributes")
 
 
 def pool_rows(snapshot: Snapshot) -> QuerySet[PoolRow]:
@@ -525,7 +521,7 @@ def node_devices(snapshot: Snapshot, name: str) -> list[DeviceRow]:
     return list(
         DeviceRow.objects.filter(snapshot=snapshot, node=name)
         .select_related("facts")
-        .defer("facts__attributes", "facts__tokens")
+        .defer("attributes", "tokens")
         .order_by("position")
     )
 
@@ -543,7 +539,7 @@ def device_detail(snapshot: Snapshot, driver: str, pool: str, device: str) -> De
     return (
         DeviceRow.objects.filter(snapshot=snapshot, driver=driver, pool=pool, device=device)
         .select_related("facts")
-        .defer("facts__attributes", "facts__tokens")
+        .defer("attributes", "tokens")
         .first()
     )
 

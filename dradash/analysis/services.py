@@ -518,23 +518,19 @@ def _store(
 def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
     """The snapshot's DeviceRows, each referring to its DeviceFacts: the facts of a device that
     an earlier snapshot showed the same are not written again."""
-    on_postgresql = connection.vendor == "postgresql"  # see DeviceFacts.tokens
     facts: list[int] = []  # by position
     for start in range(0, len(result.devices), BATCH):
-        texts: dict[str, tuple[str, str, str]] = {}
+        texts: dict[str, tuple[str]] = {}
         digests = []
         for r in result.devices[start : start + BATCH]:
-            tokens = r.tokens()
-            row = (
-                "" if on_postgresql else lines(tokens),
-                _dumps(tokens if on_postgresql else []),
-                _dumps(r.as_dict()),
-            )
+            row = (_dumps(r.as_dict()),)
             digest = _digest(row)
             texts[digest] = row
             digests.append(digest)
         ids = _facts_ids(DeviceFacts, texts)
         facts += [ids[d] for d in digests]
+    on_postgresql = connection.vendor == "postgresql"  # see DeviceRow.tokens
+    scope = [f"snapshot:{snapshot.pk}"]  # so that the index finds one snapshot's devices
     _copy(
         DeviceRow,
         [
@@ -548,6 +544,8 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
             "tainted",
             "classes",
             "claims",
+            "attributes",
+            "tokens",
             "facts_id",
         ],
         (
@@ -562,9 +560,12 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
                 r.tainted,
                 lines(r.classes),
                 lines([f"{ns}/{name}" for ns, name in r.holders]),
+                "" if on_postgresql else lines(tokens),
+                _dumps([*scope, f"status:{r.status}", *tokens] if on_postgresql else []),
                 facts[position],
             ]
             for position, r in enumerate(result.devices)
+            for tokens in [r.tokens()]
         ),
     )
 

@@ -606,7 +606,9 @@ class DeviceListApi(AnalysedApi):
     )
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
-        filterset = DeviceFilter(request.query_params, device_rows(snapshot))
+        filterset = DeviceFilter(
+            request.query_params, device_rows(snapshot), snapshot_id=snapshot.pk
+        )
         if not filterset.is_valid():
             raise serializers.ValidationError(filterset.errors)
         paginator = ListPage()

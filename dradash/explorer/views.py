@@ -317,7 +317,7 @@ def device_list(
 ) -> HttpResponse:
     """The inventory: counts per class, node, driver and pool, then the devices grouped by
     driver, pool and node (only the device rows for htmx)."""
-    filterset = DeviceFilter(request.GET, device_rows(snapshot))
+    filterset = DeviceFilter(request.GET, device_rows(snapshot), snapshot_id=snapshot.pk)
     if not filterset.is_valid():
         return HttpResponseBadRequest("Invalid filter: " + filterset.errors.as_text())
     full = not (request.htmx and not request.htmx.boosted)
