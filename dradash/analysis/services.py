@@ -48,7 +48,7 @@ from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
-FACTS_LOCK = 0x64726166  # "draf": storing DeviceFacts against pruning them
+FACTS_LOCK = 0x64726166  # "draf": storing facts (DeviceFacts, VerdictFacts) against pruning them
 # The kinds a device's selectors and taints come from (a diff reads them all when a
 # DeviceTaintRule changed).
 DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
@@ -493,10 +493,9 @@ def _store(
         ["snapshot_id", "name", "data"],
         ([snapshot.pk, n.name, _dumps(n.data)] for n in result.nodes),
     )
-    if connection.vendor == "postgresql":  # the planner's statistics, for the new rows
+    if connection.vendor == "postgresql":  # the planner's statistics, for the token lookups
         with connection.cursor() as cursor:
-            for model in (DeviceRow, DeviceFacts):
-                cursor.execute(f"ANALYZE {model._meta.db_table}")
+            cursor.execute(f"ANALYZE {DeviceRow._meta.db_table}")
     SnapshotAnalysis.objects.filter(pk=snapshot.pk).update(
         status=SnapshotAnalysis.Status.DONE,
         error="",
@@ -651,7 +650,7 @@ def snapshot_facts(snapshot_ids: Iterable[int]) -> Facts:
 
 
 def _facts_lock(*, exclusive: bool) -> None:
-    """Take the device facts lock until the end of the current transaction (PostgreSQL
+    """Take the facts lock until the end of the current transaction (PostgreSQL
     only): analyses storing rows share it, a prune holds it alone, so that no prune deletes
     facts an analysis has found and is about to refer to."""
     if connection.vendor != "postgresql":
