@@ -48,6 +48,8 @@ from dradash.snapshots.selectors import snapshot_meta, snapshot_objects
 logger = logging.getLogger(__name__)
 
 BATCH = 2000
+# Compacted analyses analysed again at once, when their snapshots are opened.
+REOPENED_AT_ONCE = 2
 FACTS_LOCK = 0x64726166  # "draf": storing facts (DeviceFacts, VerdictFacts) against pruning them
 # The kinds a device's selectors and taints come from (a diff reads them all when a
 # DeviceTaintRule changed).
@@ -78,9 +80,16 @@ def analysis_request(snapshot: Snapshot) -> SnapshotAnalysis:
 
 def analysis_reopen(analysis: SnapshotAnalysis) -> SnapshotAnalysis:
     """Queue again the analysis of a compacted snapshot (analyses_compact) that someone opens;
-    once, however many ask at the same time. The analysis, pending."""
+    once, however many ask at the same time. The analysis: pending, or still compacted while
+    REOPENED_AT_ONCE others are being analysed again (its page asks again as it refreshes), so
+    that opening old snapshot after old snapshot cannot flood the analyses' queue."""
     Status = SnapshotAnalysis.Status
     with transaction.atomic():
+        busy = SnapshotAnalysis.objects.filter(
+            status=Status.PENDING, compacted_at__isnull=False
+        ).exclude(pk=analysis.pk)
+        if busy.count() >= REOPENED_AT_ONCE:
+            return analysis
         reopened = SnapshotAnalysis.objects.filter(pk=analysis.pk, status=Status.COMPACTED).update(
             status=Status.PENDING, queued_at=timezone.now(), started_at=None, error=""
         )

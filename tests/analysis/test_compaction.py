@@ -12,6 +12,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from dradash.analysis import services
 from dradash.analysis.models import (
     ClaimVerdict,
     DeviceRow,
@@ -149,6 +150,28 @@ def test_opening_a_compacted_snapshot_analyses_it_again(
     html = client_logged_in.get(url).content.decode()
     assert "Analysing this snapshot" not in html and "compacted" not in html
     assert api_client.get(f"/api/v1/snapshots/{old.pk}/findings").status_code == 200
+
+
+def test_old_snapshots_are_analysed_again_a_few_at_a_time(
+    prod: Cluster,
+    captures: list[Snapshot],
+    client_logged_in: Any,
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: Any,
+) -> None:
+    monkeypatch.setattr(services, "REOPENED_AT_ONCE", 1)
+    first, second = captures[2], captures[3]
+    assert analyses_compact(prod) == 2
+    with django_capture_on_commit_callbacks() as callbacks:
+        client_logged_in.get(reverse("snapshot-detail", args=[first.pk]))
+        html = client_logged_in.get(reverse("snapshot-detail", args=[second.pk])).content.decode()
+    assert len(callbacks) == 1 and _state(first).status == "pending"
+    assert _state(second).status == "compacted"
+    assert "waits to be analysed again" in html and 'hx-trigger="every 3s"' in html
+    callbacks[0]()  # the first one's analysis ends: the second's turn when its page refreshes
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        client_logged_in.get(reverse("snapshot-detail", args=[second.pk]))
+    assert len(callbacks) == 1 and _state(second).status == "done"
 
 
 def test_a_reopened_snapshot_stays_analysed_a_while(
