@@ -207,9 +207,8 @@ def analyses_reap(*, now: datetime | None = None) -> list[int]:
             status=Status.FAILED, error=error, finished_at=when
         )
     requeued = []
-    for analysis in SnapshotAnalysis.objects.filter(
-        status=Status.FAILED, attempts__lte=RETRIES
-    ).select_related("snapshot"):
+    failed = SnapshotAnalysis.objects.filter(status=Status.FAILED, attempts__lte=RETRIES)
+    for analysis in failed.select_related("snapshot").order_by("pk"):  # oldest snapshot first
         wait = timedelta(seconds=RETRY_DELAY * 2 ** max(analysis.attempts - 1, 0))
         if analysis.finished_at is None or analysis.finished_at <= now - wait:
             logger.info("analysis of snapshot %s: trying again", analysis.pk)
