@@ -196,7 +196,7 @@ def _has_token(token: str) -> Q:
     """Devices with this token (DeviceRow.tokens): a GIN lookup on PostgreSQL, a text search
     elsewhere."""
     if connection.vendor == "postgresql":
-        return Q(tokens__contains=[token])
+        return Q(tokens__contains=[models.token_key(token)])
     return Q(attributes__contains=f"\n{token}\n")
 
 
@@ -244,7 +244,7 @@ class DeviceFilter(django_filters.FilterSet):
         together, as one containment: the GIN index finds the rows that have them all, and each
         row found is checked once, not once per filter."""
         if self._tokens is not None:
-            self._tokens.append(token)
+            self._tokens.append(models.token_key(token))
             return queryset
         return queryset.filter(_has_token(token))
 

@@ -34,6 +34,7 @@ from dradash.analysis.models import (
     SnapshotAnalysis,
     VerdictFacts,
     lines,
+    token_key,
 )
 from dradash.clusters.models import Cluster
 from dradash.dra import analysis as core
@@ -568,7 +569,11 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
                 lines(r.classes),
                 lines([f"{ns}/{name}" for ns, name in r.holders]),
                 "" if on_postgresql else lines(tokens),
-                _dumps([*scope, f"status:{r.status}", *tokens] if on_postgresql else []),
+                _dumps(
+                    [*scope, *map(token_key, [f"status:{r.status}", *tokens])]
+                    if on_postgresql
+                    else []
+                ),
                 facts[position],
             ]
             for position, r in enumerate(result.devices)

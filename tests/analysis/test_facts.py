@@ -4,12 +4,14 @@ facts of what changed, and the facts go when the last snapshot showing them does
 
 from __future__ import annotations
 
+import importlib
 import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import connection
 
 from dradash.analysis.models import DeviceFacts, DeviceRow, PodVerdict, VerdictFacts
 from dradash.analysis.services import analysis_run, facts_prune, snapshot_facts
@@ -168,3 +170,29 @@ def test_a_full_prune_finds_the_facts_of_snapshots_deleted_any_way(demo):
     assert all(_stored().values())
     assert facts_prune() > 0
     assert not any(_stored().values())
+
+
+def test_rows_stored_with_plain_tokens_filter_the_same_once_migrated(api_client, demo, monkeypatch):
+    """Migration 0013 turns the tokens stored before it into their keys, in SQL: the devices
+    page's class, state and attribute filters find the same devices after it as before."""
+    from dradash.analysis import services
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the tokens column is PostgreSQL's")
+    later = demo[1]
+    row = DeviceRow.objects.filter(snapshot=later, status="free").exclude(classes="").first()
+    name = next(n for n, v in sorted(row.data["attributes"].items()) if "string" in v)
+    query = {"device_class": row.class_list[0], "state": "free", "attribute": name}
+    url = f"/api/v1/snapshots/{later.pk}/devices/"
+    keyed = api_client.get(url, query).json()
+    assert keyed and len(keyed) < DeviceRow.objects.filter(snapshot=later).count()
+    with monkeypatch.context() as patch:
+        patch.setattr(services, "token_key", lambda token: token)  # as stored before 0013
+        analysis_run(later.pk)
+    plain = DeviceRow.objects.filter(snapshot=later).values_list("tokens", flat=True).first()
+    assert any(token.startswith("status:") for token in plain)
+    assert api_client.get(url, query).json() == []  # the filters look for keys
+    migration = importlib.import_module("dradash.analysis.migrations.0013_token_keys")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.REKEY)
+    assert api_client.get(url, query).json() == keyed
