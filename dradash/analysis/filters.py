@@ -192,26 +192,19 @@ class _AttributeField(forms.CharField):
             raise forms.ValidationError(str(exc)) from exc
 
 
-def _has_token(token: str) -> Q:
-    """Devices with this token (DeviceRow.tokens): a GIN lookup on PostgreSQL, a text search
-    elsewhere."""
-    if connection.vendor == "postgresql":
-        return Q(tokens__contains=[models.token_key(token)])
-    return Q(attributes__contains=f"\n{token}\n")
-
-
 class _AttributeFilter(django_filters.CharFilter):
     field_class = _AttributeField
 
     def filter(self, qs: QuerySet[Any], value: AttributeFilter | None) -> QuerySet[Any]:
         if value is None:
             return qs
-        tokens = attribute_filter_tokens(value)
-        if len(tokens) == 1:
-            return self.parent.require(qs, tokens[0])
+        alternatives = attribute_filter_tokens(value)
+        if len(alternatives) == 1 and not alternatives[0][0]:
+            return self.parent.require(qs, alternatives[0][1])
         query = Q()
-        for token in tokens:
-            query |= _has_token(token)
+        for driver, token in alternatives:
+            has = self.parent.has(token)
+            query |= has & Q(driver=driver) if driver else has
         return qs.filter(query)
 
 
@@ -239,6 +232,16 @@ class DeviceFilter(django_filters.FilterSet):
         self.snapshot_id = snapshot_id
         self._tokens: list[str] | None = None
 
+    def has(self, token: str) -> Q:
+        """Devices with this token (DeviceRow.tokens): on PostgreSQL a GIN lookup, with the
+        snapshot's token so that the index finds only its devices; elsewhere a text search."""
+        if connection.vendor != "postgresql":
+            return Q(attributes__contains=f"\n{token}\n")
+        keys = [models.token_key(token)]
+        if self.snapshot_id is not None:
+            keys.append(f"snapshot:{self.snapshot_id}")
+        return Q(tokens__contains=keys)
+
     def require(self, queryset: QuerySet[Any], token: str) -> QuerySet[Any]:
         """Devices with this token. On PostgreSQL the tokens a filter requires are looked up
         together, as one containment: the GIN index finds the rows that have them all, and each
@@ -246,7 +249,7 @@ class DeviceFilter(django_filters.FilterSet):
         if self._tokens is not None:
             self._tokens.append(models.token_key(token))
             return queryset
-        return queryset.filter(_has_token(token))
+        return queryset.filter(self.has(token))
 
     def filter_class(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
         return self.require(queryset, f"class:{value}") if value else queryset

@@ -215,23 +215,18 @@ class DeviceRecord:
 
     def tokens(self) -> list[str]:
         """What the class and attribute filters look for: ``class:NAME`` per class admitting
-        the device, and per attribute ``"domain/name"`` and ``"domain/name"=value`` per value
-        (JSON, so that strings, numbers and booleans stay apart and no value can forge a
-        token), once more with the bare name for attributes of the device's driver's domain
-        (``productName`` means the driver's)."""
+        the device, and per attribute ``"name"`` and ``"name"=value`` per value (JSON, so that
+        strings, numbers and booleans stay apart and no value can forge a token). The name is
+        bare for an attribute of the device's driver's domain (``productName`` means the
+        driver's), qualified for another domain's (attribute_filter_tokens)."""
         out = [f"class:{name}" for name in self.classes]
         for name, value in sorted(mapping(self.device.raw.get("attributes")).items()):
             if not isinstance(value, dict):
                 continue
             domain, _, ident = name.rpartition("/")
-            names = [name if domain else f"{self.device.driver}/{name}"]
-            if not domain or domain == self.device.driver:
-                names.append(ident)
-            values = [_json(v) for v in _attribute_values(value)]
-            for n in names:
-                key = _json(n)
-                out.append(key)
-                out += [f"{key}={v}" for v in values]
+            key = _json(ident if not domain or domain == self.device.driver else name)
+            out.append(key)
+            out += [f"{key}={_json(v)}" for v in _attribute_values(value)]
         return out
 
 
@@ -439,19 +434,28 @@ def _attribute_values(attribute: dict[str, Any]) -> list[Any]:
     return values
 
 
-def attribute_filter_tokens(wanted: inventory.AttributeFilter) -> list[str]:
-    """The tokens (DeviceRecord.tokens) one of which a device the filter matches has (see
-    inventory.AttributeFilter.matches)."""
-    name = f"{wanted.domain}/{wanted.id}" if wanted.domain else wanted.id
-    key = json.dumps(name, ensure_ascii=False)
-    if wanted.value is None:
-        return [key]
-    values: list[Any] = [wanted.value]
-    with contextlib.suppress(ValueError):
-        values.append(int(wanted.value))
-    if wanted.value.lower() in ("true", "false"):
-        values.append(wanted.value.lower() == "true")
-    return [f"{key}={json.dumps(v, ensure_ascii=False)}" for v in values]
+def attribute_filter_tokens(wanted: inventory.AttributeFilter) -> list[tuple[str, str]]:
+    """(driver, token) pairs (DeviceRecord.tokens), one of which a device the filter matches
+    has: the token on a device of that driver ("": of any driver). See
+    inventory.AttributeFilter.matches: ``domain/name`` is the attribute of another domain, or
+    the bare one of a device of that domain's driver."""
+    names = [("", wanted.id)]
+    if wanted.domain:
+        names = [("", f"{wanted.domain}/{wanted.id}"), (wanted.domain, wanted.id)]
+    values: list[Any] = []
+    if wanted.value is not None:
+        values.append(wanted.value)
+        with contextlib.suppress(ValueError):
+            values.append(int(wanted.value))
+        if wanted.value.lower() in ("true", "false"):
+            values.append(wanted.value.lower() == "true")
+    out = []
+    for driver, name in names:
+        key = json.dumps(name, ensure_ascii=False)
+        if not values:
+            out.append((driver, key))
+        out += [(driver, f"{key}={json.dumps(v, ensure_ascii=False)}") for v in values]
+    return out
 
 
 # --- the analysis --------------------------------------------------------------------------

@@ -129,6 +129,10 @@ def test_lists_filtered_by_class_and_attribute_show_only_the_snapshots_devices(a
         ]
         assert int(answer["X-Total-Count"]) == len(wanted) > 1
         assert [(d["driver"], d["pool"], d["device"]) for d in answer.json()] == wanted
+        # The same attribute named with its driver's domain: the same devices.
+        qualified = {**query, "attribute": f"{row.driver}/{name}={value}"}
+        again = api_client.get(f"/api/v1/snapshots/{snapshot.pk}/devices/", qualified)
+        assert [(d["driver"], d["pool"], d["device"]) for d in again.json()] == wanted
     same = api_client.get(f"/api/v1/snapshots/{later.pk}/devices/", {**query, "state": row.status})
     assert {d["status"] for d in same.json()} == {row.status}
 

@@ -115,6 +115,11 @@ def test_severity_and_stage_order() -> None:
         ({"other.io/x": {"string": "a"}}, "x=a", False),  # another domain is never bare
         ({"other.io/x": {"string": "a"}}, "other.io/x=a", True),
         ({"gpu.example.com/x": {"string": "a"}}, "x=a", True),  # the driver's own domain
+        ({"gpu.example.com/x": {"string": "a"}}, "gpu.example.com/x=a", True),
+        ({"gpu.example.com/x": {"string": "a"}}, "gpu.example.com/x", True),
+        ({"x": {"string": "a"}}, "other.io/x=a", False),
+        ({"other.io/x": {"string": "a"}}, "other.io/x", True),
+        ({"other.io/x": {"string": "a"}}, "gpu.example.com/x", False),
         ({"x": {"string": 'a"\nb'}}, 'x=a"', False),  # a value cannot forge a separator
     ],
 )
@@ -134,7 +139,13 @@ def test_attribute_tokens_match_like_the_attribute_filter(attributes, wanted, ma
     assert wanted_filter.matches(dev) is matches
     record = analysis.DeviceRecord(dev, "free", False, [])
     tokens = record.tokens()
-    assert any(t in tokens for t in analysis.attribute_filter_tokens(wanted_filter)) is matches
+    assert (
+        any(
+            token in tokens and driver in ("", dev.driver)
+            for driver, token in analysis.attribute_filter_tokens(wanted_filter)
+        )
+        is matches
+    )
 
 
 EXPRESSIONS = [
