@@ -79,20 +79,6 @@ peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith
 print(time.perf_counter() - t0, peak / 1024)
 """
 
-ANALYSIS_TABLES = (
-    "analysis_snapshotanalysis",
-    "analysis_explanation",
-    "analysis_podverdict",
-    "analysis_claimverdict",
-    "analysis_finding",
-    "analysis_findingobject",
-    "analysis_devicerow",
-    "analysis_devicefacts",  # shared by the snapshots that show a device unchanged
-    "analysis_poolrow",
-    "analysis_noderow",
-    "analysis_podgrouprow",
-)
-
 
 def _python(script: str, *args: str) -> str:
     result = subprocess.run(
@@ -112,10 +98,13 @@ def _analysis_bytes() -> int:
 
     if connection.vendor != "postgresql":
         return 0
+    from django.apps import apps
+
+    # Every table of the analysis app: rows per snapshot and the facts they share.
+    tables = [m._meta.db_table for m in apps.get_app_config("analysis").get_models()]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT sum(pg_total_relation_size(c)) FROM unnest(%s::regclass[]) AS c",
-            [list(ANALYSIS_TABLES)],
+            "SELECT sum(pg_total_relation_size(c)) FROM unnest(%s::regclass[]) AS c", [tables]
         )
         return int(cursor.fetchone()[0] or 0)
 

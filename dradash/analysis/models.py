@@ -411,14 +411,40 @@ class DeviceRow(models.Model):
         return unlines(self.classes)
 
 
-class PoolRow(models.Model):
+class RowFacts(models.Model):
+    """What a pool's or a node's row shows (PoolRow, NodeRow), stored once however many
+    snapshots show it unchanged, as DeviceFacts are for devices."""
+
+    digest = models.CharField(max_length=64)  # sha256 of data's text
+    data = models.JSONField()  # pool_dict or node_dict
+
+    class Meta:
+        verbose_name_plural = "row facts"
+        constraints = [models.UniqueConstraint(fields=["digest"], name="rowfacts_digest")]
+
+    def __str__(self) -> str:
+        return f"row facts {self.digest[:12]}"
+
+
+class _SharedData:
+    """A row whose JSON is its ``facts`` (read with select_related("facts"))."""
+
+    facts: RowFacts
+
+    @property
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.facts.data
+        return data
+
+
+class PoolRow(_SharedData, models.Model):
     """A pool as the allocator gathers it (the pools table and API)."""
 
     snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
     position = models.PositiveIntegerField()  # those that need attention first
     driver = models.CharField(max_length=253)
     pool = models.CharField(max_length=253)
-    data = models.JSONField()  # dradash.dra.analysis.pool_dict
+    facts = models.ForeignKey(RowFacts, on_delete=models.PROTECT, related_name="+")  # pool_dict
     slices = models.JSONField(default=list)  # ObjectBlob ids of its slices, stale ones too
 
     class Meta:
@@ -432,13 +458,14 @@ class PoolRow(models.Model):
         return f"{self.driver}/{self.pool}"
 
 
-class NodeRow(models.Model):
+class NodeRow(_SharedData, models.Model):
     """A Node of the snapshot (the node page and API): its drivers and slices, taints, Ready
     condition, the DRA Pods on it and its events; its devices are its DeviceRows."""
 
     snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="+")
     name = models.CharField(max_length=253)
-    data = models.JSONField()  # dradash.dra.analysis.node_dict: what the API serves
+    # dradash.dra.analysis.node_dict: what the API serves
+    facts = models.ForeignKey(RowFacts, on_delete=models.PROTECT, related_name="+")
 
     class Meta:
         ordering = ["name"]

@@ -86,7 +86,7 @@ def device_rows(snapshot: Snapshot) -> QuerySet[DeviceRow]:
 
 
 def pool_rows(snapshot: Snapshot) -> QuerySet[PoolRow]:
-    return PoolRow.objects.filter(snapshot=snapshot).defer("slices")
+    return PoolRow.objects.filter(snapshot=snapshot).defer("slices").select_related("facts")
 
 
 def podgroup_rows(snapshot: Snapshot) -> QuerySet[PodGroupRow]:
@@ -513,7 +513,7 @@ def snapshot_search(snapshot: Snapshot, query: str, *, limit: int = SEARCH_SHOWN
 def node_detail(snapshot: Snapshot, name: str) -> NodeRow | None:
     """A node's row (``data``: dradash.dra.analysis.node_dict), None when the snapshot has no
     such Node."""
-    return NodeRow.objects.filter(snapshot=snapshot, name=name).first()
+    return NodeRow.objects.filter(snapshot=snapshot, name=name).select_related("facts").first()
 
 
 def node_devices(snapshot: Snapshot, name: str) -> list[DeviceRow]:
@@ -548,7 +548,7 @@ def device_pool(snapshot: Snapshot, driver: str, pool: str) -> dict[str, Any] | 
     """The device's pool (pool_dict), with its shared counters."""
     data: dict[str, Any] | None = (
         PoolRow.objects.filter(snapshot=snapshot, driver=driver, pool=pool)
-        .values_list("data", flat=True)
+        .values_list("facts__data", flat=True)
         .first()
     )
     return data

@@ -31,6 +31,7 @@ from dradash.analysis.models import (
     PodGroupRow,
     PodVerdict,
     PoolRow,
+    RowFacts,
     SnapshotAnalysis,
     VerdictFacts,
     lines,
@@ -51,7 +52,7 @@ logger = logging.getLogger(__name__)
 BATCH = 2000
 # Compacted analyses analysed again at once, when their snapshots are opened.
 REOPENED_AT_ONCE = 2
-FACTS_LOCK = 0x64726166  # "draf": storing facts (DeviceFacts, VerdictFacts) against pruning them
+FACTS_LOCK = 0x64726166  # "draf": storing facts (SHARED) against pruning them
 # The kinds a device's selectors and taints come from (a diff reads them all when a
 # DeviceTaintRule changed).
 DEVICE_KINDS = frozenset({"ResourceSlice", "DeviceClass", "DeviceTaintRule"})
@@ -482,25 +483,29 @@ def _store(
     )
     _store_findings(snapshot, result)
     _store_devices(snapshot, result)
-    _copy(
+    _copy_with_facts(
         PoolRow,
-        ["snapshot_id", "position", "driver", "pool", "data", "slices"],
+        RowFacts,
+        ["snapshot_id", "position", "driver", "pool", "slices"],
         (
-            [
-                snapshot.pk,
-                position,
-                p["driver"],
-                p["pool"],
-                _dumps(p),
-                _dumps(_ids(result.pool_slices.get((p["driver"], p["pool"]), []), blob_ids)),
-            ]
+            (
+                [
+                    snapshot.pk,
+                    position,
+                    p["driver"],
+                    p["pool"],
+                    _dumps(_ids(result.pool_slices.get((p["driver"], p["pool"]), []), blob_ids)),
+                ],
+                (_dumps(p),),
+            )
             for position, p in enumerate(result.pools)
         ),
     )
-    _copy(
+    _copy_with_facts(
         NodeRow,
-        ["snapshot_id", "name", "data"],
-        ([snapshot.pk, n.name, _dumps(n.data)] for n in result.nodes),
+        RowFacts,
+        ["snapshot_id", "name"],
+        (([snapshot.pk, n.name], (_dumps(n.data),)) for n in result.nodes),
     )
     if connection.vendor == "postgresql":  # the planner's statistics, for the token lookups
         with connection.cursor() as cursor:
@@ -583,7 +588,7 @@ def _store_devices(snapshot: Snapshot, result: core.Analysis) -> None:
 
 
 def _facts_ids(model: type[models.Model], texts: dict[str, tuple[str, ...]]) -> dict[str, int]:
-    """{digest: id} of these facts of ``model`` (DeviceFacts, VerdictFacts; {digest: its
+    """{digest: id} of these facts of ``model`` (SHARED; {digest: its
     columns after ``digest``, JSON as text}), inserting those not stored yet; one another
     analysis inserts meanwhile is used."""
     rows = model.objects
@@ -639,6 +644,7 @@ def _digest(texts: Sequence[str]) -> str:
 # The facts tables and the rows of each snapshot that refer to them.
 SHARED: dict[type[models.Model], tuple[type[models.Model], ...]] = {
     DeviceFacts: (DeviceRow,),
+    RowFacts: (PoolRow, NodeRow),
     VerdictFacts: (PodVerdict, ClaimVerdict),
 }
 Facts = dict[str, list[int]]  # {facts model label: ids}
@@ -675,7 +681,7 @@ def _facts_lock(*, exclusive: bool) -> None:
 
 @transaction.atomic
 def facts_prune(*, among: Facts | None = None) -> int:
-    """Delete the facts (DeviceFacts, VerdictFacts) no row refers to any more (only those of
+    """Delete the facts (SHARED) no row refers to any more (only those of
     ``among``, if given: the facts of rows just deleted); how many. Retention and compaction
     call it with the facts of the snapshots they delete, beat every hour for all (those of
     snapshots deleted otherwise: a deleted cluster's, a replaced analysis')."""
@@ -773,13 +779,24 @@ def _copy_verdicts(
     columns: Sequence[str],
     verdicts: Iterable[tuple[list[Any], tuple[str, str]]],
 ) -> None:
-    """Insert verdict rows (``_verdict``'s, ``columns`` up to VERDICT_COLUMNS) in batches, each
-    referring to its VerdictFacts, written only when no verdict stored them yet."""
-    columns = [*columns, *VERDICT_COLUMNS, "findings", "facts_id"]
-    it = iter(verdicts)
+    """Insert verdict rows (``_verdict``'s, ``columns`` up to VERDICT_COLUMNS), each referring
+    to its VerdictFacts."""
+    _copy_with_facts(model, VerdictFacts, [*columns, *VERDICT_COLUMNS, "findings"], verdicts)
+
+
+def _copy_with_facts(
+    model: type[models.Model],
+    facts: type[models.Model],
+    columns: Sequence[str],
+    rows: Iterable[tuple[list[Any], tuple[str, ...]]],
+) -> None:
+    """Insert rows (values in ``columns`` order, and the texts of their facts) in batches, each
+    referring to its ``facts``, written only when no row stored them yet."""
+    columns = [*columns, "facts_id"]
+    it = iter(rows)
     while batch := list(itertools.islice(it, BATCH)):
-        digests = [_digest(facts) for _, facts in batch]
-        ids = _facts_ids(VerdictFacts, dict(zip(digests, (f for _, f in batch), strict=True)))
+        digests = [_digest(texts) for _, texts in batch]
+        ids = _facts_ids(facts, dict(zip(digests, (t for _, t in batch), strict=True)))
         _copy(model, columns, ([*row, ids[d]] for (row, _), d in zip(batch, digests, strict=True)))
 
 

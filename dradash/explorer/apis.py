@@ -630,7 +630,7 @@ class PoolListApi(AnalysedApi):
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot, _ = self.analysed(snapshot_id)
         paginator = ListPage()
-        rows = pool_rows(snapshot).values_list("data", flat=True)
+        rows = pool_rows(snapshot).values_list("facts__data", flat=True)
         return paginator.get_paginated_response(
             paginator.paginate_queryset(rows, request, view=self) or []
         )

@@ -13,7 +13,15 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from dradash.analysis.models import DeviceFacts, DeviceRow, PodVerdict, VerdictFacts
+from dradash.analysis.models import (
+    DeviceFacts,
+    DeviceRow,
+    NodeRow,
+    PodVerdict,
+    PoolRow,
+    RowFacts,
+    VerdictFacts,
+)
 from dradash.analysis.services import analysis_run, facts_prune, snapshot_facts
 from dradash.clusters.services import snapshots_retain
 from dradash.demo.cluster import API_VERSIONS, SERVER_VERSION, build
@@ -32,7 +40,7 @@ def _rows(snapshot: Any) -> dict[tuple[str, str, str], DeviceRow]:
 def _stored() -> dict[str, set[int]]:
     return {
         m._meta.label: set(m.objects.values_list("id", flat=True))
-        for m in (DeviceFacts, VerdictFacts)
+        for m in (DeviceFacts, VerdictFacts, RowFacts)
     }
 
 
@@ -200,3 +208,21 @@ def test_rows_stored_with_plain_tokens_filter_the_same_once_migrated(api_client,
     with connection.cursor() as cursor:
         cursor.execute(migration.REKEY)
     assert api_client.get(url, query).json() == keyed
+
+
+def test_snapshots_share_the_facts_of_unchanged_nodes_and_pools(api_client, demo):
+    earlier, later = demo
+    for model, key in ((NodeRow, ("name",)), (PoolRow, ("driver", "pool"))):
+        rows = [
+            {tuple(getattr(r, k) for k in key): r for r in model.objects.filter(snapshot=s)}
+            for s in demo
+        ]
+        shared = [k for k, r in rows[1].items() if k in rows[0] and r.data == rows[0][k].data]
+        assert shared and all(rows[0][k].facts_id == rows[1][k].facts_id for k in shared)
+    node = NodeRow.objects.filter(snapshot=later).select_related("facts").first()
+    answer = api_client.get(f"/api/v1/snapshots/{later.pk}/nodes/{node.name}").json()
+    assert answer["name"] == node.name and answer["pods"] == node.data["pods"]
+    pools = api_client.get(f"/api/v1/snapshots/{earlier.pk}/pools/").json()
+    assert pools == [
+        p.data for p in PoolRow.objects.filter(snapshot=earlier).select_related("facts")
+    ]
